@@ -1,0 +1,124 @@
+"""Element types of the IR.
+
+Dtypes are an open registry (``register_dtype``) rather than a closed enum, so that float16 or
+bfloat16 can be added later without touching every stage. Promotion is delegated to NumPy 2
+(NEP 50): the IR never invents its own rules, so traced code returns the dtypes NumPy would.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str        # NumPy's name: "float32"
+    short: str       # the IR text form: "f32"
+    kind: str        # "b" bool, "i" signed int, "f" float
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.name)
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    def __repr__(self) -> str:
+        return self.short
+
+    __str__ = __repr__
+
+
+_BY_NAME: dict[str, DType] = {}
+_BY_SHORT: dict[str, DType] = {}
+
+
+def register_dtype(name: str, short: str, kind: str) -> DType:
+    dt = DType(name, short, kind)
+    _BY_NAME[name] = dt
+    _BY_SHORT[short] = dt
+    return dt
+
+
+bool_ = register_dtype("bool", "bool", "b")
+int32 = register_dtype("int32", "i32", "i")
+int64 = register_dtype("int64", "i64", "i")
+float32 = register_dtype("float32", "f32", "f")
+float64 = register_dtype("float64", "f64", "f")
+
+
+def from_short(short: str) -> DType:
+    try:
+        return _BY_SHORT[short]
+    except KeyError:
+        raise ValueError(f"unknown dtype {short!r}; known: {sorted(_BY_SHORT)}") from None
+
+
+def is_short_name(s: str) -> bool:
+    return s in _BY_SHORT
+
+
+def as_dtype(x) -> DType:
+    """DType of a NumPy dtype, a type like np.float32, a DType, or a dtype name."""
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, str) and x in _BY_SHORT:
+        return _BY_SHORT[x]
+    try:
+        name = np.dtype(x).name
+    except TypeError:
+        raise TypeError(f"{x!r} is not a dtype") from None
+    if name not in _BY_NAME:
+        raise TypeError(
+            f"dtype {name} is not supported by tracejit; supported: "
+            f"{', '.join(sorted(_BY_NAME))}")
+    return _BY_NAME[name]
+
+
+def all_dtypes() -> list[DType]:
+    return list(_BY_NAME.values())
+
+
+# A weakly typed operand is a Python scalar (NEP 50): it takes the dtype of its partner.
+_WEAK_EXAMPLE = {"b": False, "i": 0, "f": 0.0}
+
+
+def weak_kind_of(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "b"
+    if isinstance(value, int):
+        return "i"
+    if isinstance(value, float):
+        return "f"
+    raise TypeError(f"{type(value).__name__} is not a Python scalar")
+
+
+def default_dtype_for_weak(kind: str) -> DType:
+    """The dtype a Python scalar gets when nothing strong is beside it (like NumPy)."""
+    return {"b": bool_, "i": int64, "f": float64}[kind]
+
+
+def promote(*operands: tuple[DType, bool]) -> DType:
+    """Result dtype of NumPy's promotion over (dtype, weak) pairs.
+
+    Weak operands stand for Python scalars of that dtype's kind and are passed to NumPy as
+    Python values, which NumPy 2 treats as weak.
+    """
+    args = []
+    for dt, weak in operands:
+        args.append(_WEAK_EXAMPLE[dt.kind] if weak else dt.np)
+    if all(weak for _, weak in operands):
+        # All Python scalars: NumPy would promote the Python types among themselves.
+        kinds = "bif"
+        return default_dtype_for_weak(max((dt.kind for dt, _ in operands), key=kinds.index))
+    return as_dtype(np.result_type(*args))

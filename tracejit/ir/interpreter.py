@@ -1,0 +1,31 @@
+"""The reference interpreter: runs a Function on NumPy arrays, op by op.
+
+This defines what a program means. Every pass, transform and backend is tested against it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .graph import Function
+
+
+def interpret(fn: Function, args: list) -> list[np.ndarray]:
+    if len(args) != len(fn.params):
+        raise TypeError(f"@{fn.name} takes {len(fn.params)} arguments, got {len(args)}")
+    env = {}
+    for p, a in zip(fn.params, args):
+        a = np.asarray(a)
+        if a.shape != p.type.shape or a.dtype != p.type.dtype.np:
+            raise TypeError(f"argument {p.name or p.id} must be {p.type}, got "
+                            f"{a.dtype}{list(a.shape)}")
+        env[p] = a
+    for op in fn.ops:
+        out = op.opdef.impl(*(env[v] for v in op.operands), **op.attrs)
+        outs = out if isinstance(out, list) else [out]
+        for r, o in zip(op.results, outs):
+            o = np.asarray(o)
+            if o.dtype != r.type.dtype.np:
+                o = o.astype(r.type.dtype.np)
+            assert o.shape == r.type.shape, (op, o.shape)
+            env[r] = o
+    return [env[r] for r in fn.results]

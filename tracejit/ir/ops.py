@@ -1,0 +1,440 @@
+"""Every IR op: operands, attributes, type rule and reference semantics, defined once.
+
+The IR is deliberately explicit, like JAX's lax: elementwise ops take operands of one dtype and
+one shape. NumPy's implicit broadcasting and type promotion are made explicit by the tracer
+(``broadcast_in_dim`` and ``convert`` ops), so that later stages never re-derive them.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from . import dtypes
+from .dtypes import DType
+from .registry import IRTypeError, OpDef, register
+from .types import TensorType
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise ops
+
+_NUMERIC = "if"      # dtype kinds: int and float
+_FLOAT = "f"
+_ANY = "bif"
+_INTLIKE = "bi"
+
+
+def _check_kinds(name: str, t: TensorType, kinds: str):
+    if t.dtype.kind not in kinds:
+        allowed = {"f": "floating", "if": "numeric", "bi": "bool or integer", "b": "bool"}
+        raise IRTypeError(
+            f"{name} needs {allowed.get(kinds, kinds)} operands, got {t.dtype}")
+
+
+def _erf(x):
+    out = np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    return np.asarray(out, dtype=x.dtype)
+
+
+def _logistic(x):
+    with np.errstate(over="ignore"):
+        one = x.dtype.type(1)
+        return one / (one + np.exp(-x))
+
+
+def elementwise_unary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType | None = None,
+                      differentiable: bool = True) -> OpDef:
+    def rule(ts, attrs):
+        (t,) = ts
+        _check_kinds(name, t, kinds)
+        return [t.with_dtype(result_dtype) if result_dtype else t]
+
+    def impl(x):
+        with np.errstate(all="ignore"):
+            out = fn(x)
+        return np.asarray(out, dtype=result_dtype.np if result_dtype else x.dtype)
+
+    return register(OpDef(name, 1, {}, rule, impl, "elementwise", differentiable,
+                          meta={"numpy": fn, "arity": 1}))
+
+
+def elementwise_binary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType | None = None,
+                       differentiable: bool = True) -> OpDef:
+    def rule(ts, attrs):
+        a, b = ts
+        _check_kinds(name, a, kinds)
+        if a != b:
+            raise IRTypeError(f"{name} operands must have one type, got {a} and {b}")
+        return [a.with_dtype(result_dtype) if result_dtype else a]
+
+    def impl(x, y):
+        with np.errstate(all="ignore"):
+            out = fn(x, y)
+        return np.asarray(out, dtype=result_dtype.np if result_dtype else x.dtype)
+
+    return register(OpDef(name, 2, {}, rule, impl, "elementwise", differentiable,
+                          meta={"numpy": fn, "arity": 2}))
+
+
+neg = elementwise_unary("neg", np.negative)
+abs = elementwise_unary("abs", np.abs)
+sign = elementwise_unary("sign", np.sign, differentiable=False)
+exp = elementwise_unary("exp", np.exp, _FLOAT)
+expm1 = elementwise_unary("expm1", np.expm1, _FLOAT)
+log = elementwise_unary("log", np.log, _FLOAT)
+log1p = elementwise_unary("log1p", np.log1p, _FLOAT)
+sqrt = elementwise_unary("sqrt", np.sqrt, _FLOAT)
+sin = elementwise_unary("sin", np.sin, _FLOAT)
+cos = elementwise_unary("cos", np.cos, _FLOAT)
+tan = elementwise_unary("tan", np.tan, _FLOAT)
+tanh = elementwise_unary("tanh", np.tanh, _FLOAT)
+sinh = elementwise_unary("sinh", np.sinh, _FLOAT)
+cosh = elementwise_unary("cosh", np.cosh, _FLOAT)
+arcsin = elementwise_unary("arcsin", np.arcsin, _FLOAT)
+arccos = elementwise_unary("arccos", np.arccos, _FLOAT)
+arctan = elementwise_unary("arctan", np.arctan, _FLOAT)
+arcsinh = elementwise_unary("arcsinh", np.arcsinh, _FLOAT)
+arctanh = elementwise_unary("arctanh", np.arctanh, _FLOAT)
+erf = elementwise_unary("erf", _erf, _FLOAT)
+logistic = elementwise_unary("logistic", _logistic, _FLOAT)
+floor = elementwise_unary("floor", np.floor, _FLOAT, differentiable=False)
+ceil = elementwise_unary("ceil", np.ceil, _FLOAT, differentiable=False)
+round = elementwise_unary("round", np.rint, _FLOAT, differentiable=False)
+logical_not = elementwise_unary("logical_not", np.logical_not, "b", differentiable=False)
+isnan = elementwise_unary("isnan", np.isnan, _FLOAT, dtypes.bool_, differentiable=False)
+isinf = elementwise_unary("isinf", np.isinf, _FLOAT, dtypes.bool_, differentiable=False)
+isfinite = elementwise_unary("isfinite", np.isfinite, _FLOAT, dtypes.bool_,
+                             differentiable=False)
+
+add = elementwise_binary("add", np.add)
+sub = elementwise_binary("sub", np.subtract)
+mul = elementwise_binary("mul", np.multiply)
+div = elementwise_binary("div", np.true_divide, _FLOAT)
+floor_divide = elementwise_binary("floor_divide", np.floor_divide, differentiable=False)
+remainder = elementwise_binary("remainder", np.remainder)
+power = elementwise_binary("power", np.power)
+maximum = elementwise_binary("maximum", np.maximum)
+minimum = elementwise_binary("minimum", np.minimum)
+arctan2 = elementwise_binary("arctan2", np.arctan2, _FLOAT)
+eq = elementwise_binary("eq", np.equal, _ANY, dtypes.bool_, differentiable=False)
+ne = elementwise_binary("ne", np.not_equal, _ANY, dtypes.bool_, differentiable=False)
+lt = elementwise_binary("lt", np.less, _ANY, dtypes.bool_, differentiable=False)
+le = elementwise_binary("le", np.less_equal, _ANY, dtypes.bool_, differentiable=False)
+gt = elementwise_binary("gt", np.greater, _ANY, dtypes.bool_, differentiable=False)
+ge = elementwise_binary("ge", np.greater_equal, _ANY, dtypes.bool_, differentiable=False)
+logical_and = elementwise_binary("logical_and", np.logical_and, "b", differentiable=False)
+logical_or = elementwise_binary("logical_or", np.logical_or, "b", differentiable=False)
+logical_xor = elementwise_binary("logical_xor", np.logical_xor, "b", differentiable=False)
+bitwise_and = elementwise_binary("bitwise_and", np.bitwise_and, _INTLIKE, differentiable=False)
+bitwise_or = elementwise_binary("bitwise_or", np.bitwise_or, _INTLIKE, differentiable=False)
+bitwise_xor = elementwise_binary("bitwise_xor", np.bitwise_xor, _INTLIKE, differentiable=False)
+
+
+def _where_rule(ts, attrs):
+    c, a, b = ts
+    if c.dtype != dtypes.bool_:
+        raise IRTypeError(f"where condition must be bool, got {c.dtype}")
+    if not (c.shape == a.shape == b.shape) or a.dtype != b.dtype:
+        raise IRTypeError(f"where operands must share one shape and dtype, got {c}, {a}, {b}")
+    return [a]
+
+
+where = register(OpDef("where", 3, {}, _where_rule, np.where, "elementwise",
+                       meta={"arity": 3}))
+
+
+def _convert_rule(ts, attrs):
+    (t,) = ts
+    return [t.with_dtype(attrs["dtype"])]
+
+
+def _convert_impl(x, dtype):
+    with np.errstate(all="ignore"):
+        return x.astype(dtype.np)
+
+
+convert = register(OpDef("convert", 1, {"dtype": "dtype"}, _convert_rule, _convert_impl,
+                         "elementwise", meta={"arity": 1}))
+
+# ---------------------------------------------------------------------------------------------
+# Sources: constants and index ranges
+
+
+def _constant_rule(ts, attrs):
+    v = attrs["value"]
+    return [TensorType(dtypes.as_dtype(v.dtype), v.shape)]
+
+
+constant = register(OpDef("constant", 0, {"value": "array"}, _constant_rule,
+                          lambda value: np.array(value), "other", differentiable=False))
+
+
+def _iota_rule(ts, attrs):
+    shape, dim = attrs["shape"], attrs["dim"]
+    if not 0 <= dim < len(shape):
+        raise IRTypeError(f"iota dim {dim} out of range for shape {shape}")
+    if attrs["dtype"].is_bool:
+        raise IRTypeError("iota needs a numeric dtype")
+    return [TensorType(attrs["dtype"], shape)]
+
+
+def _iota_impl(shape, dim, dtype):
+    idx = np.arange(shape[dim], dtype=dtype.np)
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return np.broadcast_to(idx.reshape(view), shape).copy()
+
+
+iota = register(OpDef("iota", 0, {"shape": "ints", "dim": "int", "dtype": "dtype"},
+                      _iota_rule, _iota_impl, "elementwise", differentiable=False,
+                      meta={"arity": 0}))
+
+# ---------------------------------------------------------------------------------------------
+# Layout: ops that move elements without computing on them
+
+
+def _broadcast_rule(ts, attrs):
+    (t,) = ts
+    shape, dims = attrs["shape"], attrs["dims"]
+    if len(dims) != t.ndim or len(set(dims)) != len(dims) or list(dims) != sorted(dims):
+        raise IRTypeError(f"broadcast_in_dim dims {dims} invalid for operand {t}")
+    for i, d in enumerate(dims):
+        if not 0 <= d < len(shape) or t.shape[i] not in (1, shape[d]):
+            raise IRTypeError(f"cannot broadcast {t} to {list(shape)} with dims {list(dims)}")
+    return [t.with_shape(shape)]
+
+
+def _broadcast_impl(x, shape, dims):
+    view = [1] * len(shape)
+    for i, d in enumerate(dims):
+        view[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(view), shape).copy()
+
+
+broadcast_in_dim = register(OpDef("broadcast_in_dim", 1, {"shape": "ints", "dims": "ints"},
+                                  _broadcast_rule, _broadcast_impl, "layout"))
+
+
+def _reshape_rule(ts, attrs):
+    (t,) = ts
+    shape = attrs["shape"]
+    if TensorType(t.dtype, shape).size != t.size:
+        raise IRTypeError(f"cannot reshape {t} to {list(shape)}")
+    return [t.with_shape(shape)]
+
+
+reshape = register(OpDef("reshape", 1, {"shape": "ints"}, _reshape_rule,
+                         lambda x, shape: x.reshape(shape).copy(), "layout"))
+
+
+def _transpose_rule(ts, attrs):
+    (t,) = ts
+    perm = attrs["perm"]
+    if sorted(perm) != list(range(t.ndim)):
+        raise IRTypeError(f"transpose perm {list(perm)} invalid for {t}")
+    return [t.with_shape([t.shape[p] for p in perm])]
+
+
+transpose = register(OpDef("transpose", 1, {"perm": "ints"}, _transpose_rule,
+                           lambda x, perm: np.transpose(x, perm).copy(), "layout"))
+
+
+def slice_len(start: int, stop: int, step: int) -> int:
+    return max(0, -(-(stop - start) // step))
+
+
+def _slice_rule(ts, attrs):
+    (t,) = ts
+    starts, stops, steps = attrs["starts"], attrs["stops"], attrs["steps"]
+    if not len(starts) == len(stops) == len(steps) == t.ndim:
+        raise IRTypeError(f"slice needs one start, stop and step per dimension of {t}")
+    shape = []
+    for d, (a, b, s) in enumerate(zip(starts, stops, steps)):
+        if s <= 0 or not 0 <= a <= t.shape[d] or not a <= b <= t.shape[d]:
+            raise IRTypeError(f"slice {a}:{b}:{s} invalid for dimension {d} of {t}")
+        shape.append(slice_len(a, b, s))
+    return [t.with_shape(shape)]
+
+
+def _slice_impl(x, starts, stops, steps):
+    return x[tuple(builtins.slice(a, b, s) for a, b, s in zip(starts, stops, steps))].copy()
+
+
+slice = register(OpDef("slice", 1, {"starts": "ints", "stops": "ints", "steps": "ints"},
+                       _slice_rule, _slice_impl, "layout"))
+
+
+def _rev_rule(ts, attrs):
+    (t,) = ts
+    if any(not 0 <= d < t.ndim for d in attrs["dims"]):
+        raise IRTypeError(f"rev dims {list(attrs['dims'])} invalid for {t}")
+    return [t]
+
+
+rev = register(OpDef("rev", 1, {"dims": "ints"}, _rev_rule,
+                     lambda x, dims: np.flip(x, dims).copy() if dims else x.copy(), "layout"))
+
+
+def _pad_rule(ts, attrs):
+    t, v = ts
+    low, high, interior = attrs["low"], attrs["high"], attrs["interior"]
+    if v.shape != () or v.dtype != t.dtype:
+        raise IRTypeError(f"pad value must be a {t.dtype}[] scalar, got {v}")
+    if not len(low) == len(high) == len(interior) == t.ndim or min(low + high + interior,
+                                                                    default=0) < 0:
+        raise IRTypeError(f"pad widths invalid for {t}")
+    shape = [lo + hi + n + max(n - 1, 0) * it
+             for n, lo, hi, it in zip(t.shape, low, high, interior)]
+    return [t.with_shape(shape)]
+
+
+def _pad_impl(x, value, low, high, interior):
+    shape = [lo + hi + n + max(n - 1, 0) * it
+             for n, lo, hi, it in zip(x.shape, low, high, interior)]
+    out = np.full(shape, value, dtype=x.dtype)
+    out[tuple(np.s_[lo:lo + max(n - 1, 0) * (it + 1) + 1 if n else lo:it + 1]
+              for n, lo, it in zip(x.shape, low, interior))] = x
+    return out
+
+
+pad = register(OpDef("pad", 2, {"low": "ints", "high": "ints", "interior": "ints"},
+                     _pad_rule, _pad_impl, "other"))
+
+
+def _concatenate_rule(ts, attrs):
+    axis = attrs["axis"]
+    if not ts:
+        raise IRTypeError("concatenate needs at least one operand")
+    first = ts[0]
+    if not 0 <= axis < first.ndim:
+        raise IRTypeError(f"concatenate axis {axis} out of range for {first}")
+    for t in ts[1:]:
+        same = t.ndim == first.ndim and all(
+            a == b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis)
+        if not same or t.dtype != first.dtype:
+            raise IRTypeError(f"concatenate operands disagree: {first} and {t}")
+    shape = list(first.shape)
+    shape[axis] = sum(t.shape[axis] for t in ts)
+    return [first.with_shape(shape)]
+
+
+concatenate = register(OpDef("concatenate", None, {"axis": "int"}, _concatenate_rule,
+                             lambda *xs, axis: np.concatenate(xs, axis=axis), "other"))
+
+# ---------------------------------------------------------------------------------------------
+# Indexing with integer arrays
+
+
+def _take_rule(ts, attrs):
+    x, idx = ts
+    axis = attrs["axis"]
+    if not idx.dtype.is_int:
+        raise IRTypeError(f"take indices must be integers, got {idx}")
+    if not 0 <= axis < x.ndim:
+        raise IRTypeError(f"take axis {axis} out of range for {x}")
+    return [x.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])]
+
+
+take = register(OpDef("take", 2, {"axis": "int"}, _take_rule,
+                      lambda x, idx, axis: np.take(x, idx, axis=axis), "other"))
+
+
+def _scatter_add_rule(ts, attrs):
+    x, idx, upd = ts
+    (expected,) = _take_rule([x, idx], attrs)
+    if upd != expected:
+        raise IRTypeError(f"scatter_add updates must be {expected}, got {upd}")
+    return [x]
+
+
+def _scatter_add_impl(x, idx, upd, axis):
+    out = x.copy()
+    moved = np.moveaxis(out, axis, 0)
+    upd = np.moveaxis(upd.reshape(x.shape[:axis] + (idx.size,) + x.shape[axis + 1:]), axis, 0)
+    np.add.at(moved, idx.reshape(-1), upd)
+    return out
+
+
+scatter_add = register(OpDef("scatter_add", 3, {"axis": "int"}, _scatter_add_rule,
+                             _scatter_add_impl, "other"))
+
+# ---------------------------------------------------------------------------------------------
+# Reductions (no keepdims: the tracer reshapes)
+
+
+def _reduce_rule(name, kinds):
+    def rule(ts, attrs):
+        (t,) = ts
+        _check_kinds(name, t, kinds)
+        axes = attrs["axes"]
+        if list(axes) != sorted(set(axes)) or any(not 0 <= a < t.ndim for a in axes):
+            raise IRTypeError(f"{name} axes {list(axes)} invalid for {t}")
+        if name in ("reduce_max", "reduce_min") and any(t.shape[a] == 0 for a in axes):
+            raise IRTypeError(f"{name} over an empty axis of {t} has no identity")
+        return [t.with_shape([d for i, d in enumerate(t.shape) if i not in axes])]
+    return rule
+
+
+def _reduction(name, fn, kinds=_NUMERIC):
+    def impl(x, axes):
+        return np.asarray(fn(x, axis=tuple(axes)), dtype=x.dtype)
+    return register(OpDef(name, 1, {"axes": "ints"}, _reduce_rule(name, kinds), impl,
+                          "reduction", meta={"numpy": fn}))
+
+
+reduce_sum = _reduction("reduce_sum", np.sum)
+reduce_prod = _reduction("reduce_prod", np.prod)
+reduce_max = _reduction("reduce_max", np.max, _ANY)
+reduce_min = _reduction("reduce_min", np.min, _ANY)
+
+
+def _arg_rule(name):
+    def rule(ts, attrs):
+        (t,) = ts
+        axis = attrs["axis"]
+        if not 0 <= axis < t.ndim:
+            raise IRTypeError(f"{name} axis {axis} out of range for {t}")
+        if t.shape[axis] == 0:
+            raise IRTypeError(f"{name} over an empty axis of {t}")
+        return [TensorType(dtypes.int64, t.shape[:axis] + t.shape[axis + 1:])]
+    return rule
+
+
+argmax = register(OpDef("argmax", 1, {"axis": "int"}, _arg_rule("argmax"),
+                        lambda x, axis: np.argmax(x, axis=axis).astype(np.int64), "reduction",
+                        differentiable=False))
+argmin = register(OpDef("argmin", 1, {"axis": "int"}, _arg_rule("argmin"),
+                        lambda x, axis: np.argmin(x, axis=axis).astype(np.int64), "reduction",
+                        differentiable=False))
+
+# ---------------------------------------------------------------------------------------------
+# Contraction
+
+
+def _matmul_rule(ts, attrs):
+    a, b = ts
+    if a.ndim < 2 or b.ndim < 2 or a.shape[:-2] != b.shape[:-2]:
+        raise IRTypeError(f"matmul needs [...,m,k] and [...,k,n] with equal batch dims, "
+                          f"got {a} and {b}")
+    if a.shape[-1] != b.shape[-2] or a.dtype != b.dtype:
+        raise IRTypeError(f"matmul operands do not match: {a} @ {b}")
+    if a.dtype.is_bool:
+        raise IRTypeError("matmul of bool arrays is not supported")
+    return [a.with_shape(a.shape[:-2] + (a.shape[-2], b.shape[-1]))]
+
+
+matmul = register(OpDef("matmul", 2, {}, _matmul_rule, np.matmul, "matmul"))
+
+# ---------------------------------------------------------------------------------------------
+# Side effects
+
+
+def _debug_print_impl(*xs, fmt):
+    print(fmt.format(*xs))
+    return []
+
+
+debug_print = register(OpDef("debug_print", None, {"fmt": "str"}, lambda ts, attrs: [],
+                             _debug_print_impl, "other", differentiable=False,
+                             side_effect=True))

@@ -1,0 +1,224 @@
+"""Parser of the printer's text form, so IR can be saved, loaded and written by hand in tests."""
+from __future__ import annotations
+
+import json
+import re
+
+from . import dtypes
+from .graph import Function, Op, Value
+from .literals import array_from_text, parse_scalar
+from .registry import lookup
+from .types import TensorType
+
+
+class ParseError(ValueError):
+    pass
+
+
+_TOKEN = re.compile(r"""
+    (?P<comment>\#[^\n]*)
+  | (?P<string>"(?:[^"\\]|\\.)*")
+  | (?P<value>%[A-Za-z0-9_.]+)
+  | (?P<func>@[A-Za-z0-9_.]+)
+  | (?P<number>-?(?:inf|nan|\d+(?:\.\d*)?(?:e[-+]?\d+)?)(?![A-Za-z0-9_]))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<arrow>->)
+  | (?P<punct>[=,:()\[\]{}])
+  | (?P<newline>\n)
+  | (?P<space>[ \t\r]+)
+""", re.VERBOSE)
+
+
+def _tokenize(text: str):
+    pos, line = 0, 1
+    out = []
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise ParseError(f"line {line}: unexpected character {text[pos]!r}")
+        kind = m.lastgroup
+        tok = m.group()
+        if kind == "newline":
+            out.append(("newline", tok, line))
+            line += 1
+        elif kind != "space":
+            out.append((kind, tok, line))
+        pos = m.end()
+    out.append(("eof", "", line))
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.toks = _tokenize(text)
+        self.i = 0
+
+    # -- token helpers
+    def peek(self, skip_newlines=True):
+        j = self.i
+        while skip_newlines and self.toks[j][0] in ("newline", "comment"):
+            j += 1
+        return self.toks[j]
+
+    def skip_newlines(self):
+        while self.toks[self.i][0] in ("newline", "comment"):
+            self.i += 1
+
+    def next(self):
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, text=None, kind=None):
+        tok = self.next()
+        if (text is not None and tok[1] != text) or (kind is not None and tok[0] != kind):
+            raise ParseError(f"line {tok[2]}: expected {text or kind}, got {tok[1]!r}")
+        return tok
+
+    def at(self, text):
+        return self.toks[self.i][1] == text
+
+    # -- grammar
+    def parse_type(self) -> TensorType:
+        kind, tok, line = self.next()
+        if kind != "ident" or not dtypes.is_short_name(tok):
+            raise ParseError(f"line {line}: expected a type like f32[2,3], got {tok!r}")
+        return TensorType(dtypes.from_short(tok), self.parse_int_list())
+
+    def parse_int_list(self):
+        self.expect("[")
+        items = []
+        while not self.at("]"):
+            items.append(int(self.expect(kind="number")[1]))
+            if not self.at("]"):
+                self.expect(",")
+        self.expect("]")
+        return tuple(items)
+
+    def parse_literal(self):
+        kind, tok, line = self.next()
+        if kind == "number" or tok in ("true", "false", "nan", "inf"):
+            return parse_scalar(tok)
+        if tok == "none":
+            return None
+        if kind == "string":
+            return json.loads(tok)
+        if tok == "base64":
+            return ("base64", json.loads(self.expect(kind="string")[1]))
+        if kind == "ident" and dtypes.is_short_name(tok):
+            return dtypes.from_short(tok)
+        if tok == "[":
+            items = []
+            while not self.at("]"):
+                items.append(self.parse_literal())
+                if not self.at("]"):
+                    self.expect(",")
+            self.expect("]")
+            return items
+        raise ParseError(f"line {line}: unexpected {tok!r} in an attribute")
+
+    def parse_function(self) -> Function:
+        self.skip_newlines()
+        self.expect("func")
+        name = self.expect(kind="func")[1][1:]
+        env: dict[str, Value] = {}
+        params = []
+        self.expect("(")
+        while not self.at(")"):
+            vname = self.expect(kind="value")[1]
+            self.expect(":")
+            v = Value(self.parse_type(), None, vname[1:])
+            if vname in env:
+                raise ParseError(f"parameter {vname} defined twice")
+            env[vname] = v
+            params.append(v)
+            if not self.at(")"):
+                self.expect(",")
+        self.expect(")")
+        self.expect(kind="arrow")
+        self.expect("(")
+        while not self.at(")"):
+            self.parse_type()
+            if not self.at(")"):
+                self.expect(",")
+        self.expect(")")
+        self.expect("{")
+        ops = []
+        while True:
+            self.skip_newlines()
+            if self.at("return"):
+                break
+            ops.append(self.parse_op(env))
+        self.expect("return")
+        results = []
+        while self.toks[self.i][0] == "value":
+            results.append(self._use(env, self.next()))
+            if self.at(","):
+                self.next()
+        self.skip_newlines()
+        self.expect("}")
+        return Function(name, params, ops, results)
+
+    def _use(self, env, tok):
+        if tok[1] not in env:
+            raise ParseError(f"line {tok[2]}: {tok[1]} is used before it is defined")
+        return env[tok[1]]
+
+    def parse_op(self, env) -> Op:
+        line = self.toks[self.i][2]
+        lhs = []
+        if self.toks[self.i][0] == "value":
+            while True:
+                lhs.append(self.expect(kind="value")[1])
+                if not self.at(","):
+                    break
+                self.next()
+            self.expect("=")
+        opdef = lookup(self.expect(kind="ident")[1])
+        operands = []
+        while self.toks[self.i][0] == "value":
+            operands.append(self._use(env, self.next()))
+            if self.at(","):
+                self.next()
+        raw = {}
+        while self.toks[self.i][0] == "ident" and self.toks[self.i + 1][1] == "=":
+            key = self.next()[1]
+            self.next()
+            raw[key] = self.parse_literal()
+        types = []
+        if self.at(":"):
+            self.next()
+            types.append(self.parse_type())
+            while self.at(","):
+                self.next()
+                types.append(self.parse_type())
+        loc = None
+        if self.toks[self.i][0] == "comment":
+            loc = self.next()[1][1:].strip() or None
+        if self.toks[self.i][0] not in ("newline", "eof"):
+            raise ParseError(f"line {line}: unexpected {self.toks[self.i][1]!r} after op")
+        if len(types) != len(lhs):
+            raise ParseError(f"line {line}: {len(lhs)} results but {len(types)} types")
+        for k, kind in opdef.attrs.items():
+            if kind == "array" and k in raw:
+                if not types:
+                    raise ParseError(f"line {line}: an array attribute needs a result type")
+                raw[k] = array_from_text(raw[k], types[0].dtype.np, types[0].shape)
+        attrs = opdef.normalize_attrs(raw)
+        op = Op(opdef, operands, attrs, types, loc)
+        for name, r in zip(lhs, op.results):
+            if name in env:
+                raise ParseError(f"line {line}: {name} defined twice")
+            env[name] = r
+        return op
+
+
+def parse(text: str) -> Function:
+    """Parse the text form printed by ``print(function)``; verifies the result."""
+    from .verifier import verify
+    p = _Parser(text)
+    fn = p.parse_function()
+    p.skip_newlines()
+    if p.peek()[0] != "eof":
+        raise ParseError(f"line {p.peek()[2]}: text after the function")
+    return verify(fn)

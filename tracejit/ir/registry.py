@@ -1,0 +1,95 @@
+"""The op registry: every op is defined once here, with its operands, attributes, type rule and
+reference semantics (its NumPy implementation, which the interpreter runs).
+
+Later stages keep their own per-op tables (derivative rules in autodiff/, emitters in codegen/);
+``tests/test_op_coverage.py`` lists any op that lacks a rule in some stage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dtypes
+from .types import TensorType
+
+
+class IRTypeError(TypeError):
+    """An op was applied to operands or attributes its type rule rejects."""
+
+
+# Attribute kinds: how a value is normalised, printed and parsed.
+ATTR_KINDS = ("int", "ints", "float", "bool", "dtype", "array", "str", "optint")
+
+
+def _normalize_attr(kind: str, name: str, value):
+    if kind == "int":
+        return int(value)
+    if kind == "optint":
+        return None if value is None else int(value)
+    if kind == "ints":
+        return tuple(int(v) for v in value)
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        return bool(value)
+    if kind == "dtype":
+        return dtypes.as_dtype(value)
+    if kind == "str":
+        return str(value)
+    if kind == "array":
+        arr = np.asarray(value)
+        dtypes.as_dtype(arr.dtype)  # rejects unsupported dtypes
+        arr = np.array(arr, copy=True)
+        arr.setflags(write=False)
+        return arr
+    raise ValueError(f"unknown attribute kind {kind!r} for {name}")
+
+
+@dataclass(eq=False)
+class OpDef:
+    name: str
+    num_operands: int | None          # None: variadic
+    attrs: dict[str, str]             # attribute name -> kind (ATTR_KINDS)
+    type_rule: Callable[[list[TensorType], dict], list[TensorType]]
+    impl: Callable[..., Any]          # impl(*arrays, **attrs) -> array, or list for multi-result
+    category: str = "other"           # elementwise | reduction | layout | matmul | other
+    differentiable: bool = True
+    side_effect: bool = False          # kept by DCE even when unused (debug_print)
+    meta: dict = field(default_factory=dict)  # stage-neutral facts, e.g. {"numpy": np.tanh}
+
+    def normalize_attrs(self, attrs: dict) -> dict:
+        unknown = set(attrs) - set(self.attrs)
+        if unknown:
+            raise IRTypeError(f"{self.name}: unknown attributes {sorted(unknown)}")
+        missing = set(self.attrs) - set(attrs)
+        if missing:
+            raise IRTypeError(f"{self.name}: missing attributes {sorted(missing)}")
+        return {k: _normalize_attr(self.attrs[k], k, attrs[k]) for k in self.attrs}
+
+    def infer(self, operand_types: list[TensorType], attrs: dict) -> list[TensorType]:
+        if self.num_operands is not None and len(operand_types) != self.num_operands:
+            raise IRTypeError(
+                f"{self.name} takes {self.num_operands} operands, got {len(operand_types)}")
+        return list(self.type_rule(operand_types, attrs))
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def register(opdef: OpDef) -> OpDef:
+    if opdef.name in OPS:
+        raise ValueError(f"op {opdef.name} registered twice")
+    OPS[opdef.name] = opdef
+    return opdef
+
+
+def lookup(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise IRTypeError(f"unknown op {name!r}") from None
