@@ -1,0 +1,20 @@
+"""tracejit: a tracing JIT compiler for numerical Python.
+
+    @tracejit.jit
+    def f(x, y):
+        return np.tanh(x @ y).sum(axis=1)
+
+    print(tracejit.make_ir(f)(x, y))   # the typed SSA IR
+    f(x, y)                            # traced once per signature, then compiled
+"""
+from . import ir
+from .config import config
+from .tracer import (ConcretizationError, EscapedTracerError, RetraceWarning, Tracer,
+                     TracerError, UnsupportedError, jit, make_ir, register_pytree_node,
+                     tree_map)
+
+__version__ = "0.1.0"
+
+__all__ = ["ir", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
+           "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
+           "RetraceWarning"]

@@ -1,0 +1,29 @@
+"""Settings, read from the environment when tracejit is imported and changeable at run time.
+
+TRACEJIT_DISABLE_JIT=1        run jitted functions eagerly (to step through them in a debugger)
+TRACEJIT_EXPLAIN_RETRACE=1    say which argument changed, and how, each time a function retraces
+TRACEJIT_DUMP=ir,optimized,source   print these stages as each function is compiled
+TRACEJIT_CACHE_DIR=path       where compiled kernels are cached on disk
+TRACEJIT_RETRACE_WARN=8       warn once when a function has been traced this many times
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+@dataclass
+class Config:
+    disable_jit: bool = field(default_factory=lambda: _flag("TRACEJIT_DISABLE_JIT"))
+    explain_retrace: bool = field(default_factory=lambda: _flag("TRACEJIT_EXPLAIN_RETRACE"))
+    dump: frozenset = field(default_factory=lambda: frozenset(
+        s.strip() for s in os.environ.get("TRACEJIT_DUMP", "").split(",") if s.strip()))
+    retrace_warn: int = field(default_factory=lambda: int(
+        os.environ.get("TRACEJIT_RETRACE_WARN", "8")))
+
+
+config = Config()

@@ -1,0 +1,115 @@
+"""``x[key]`` on a Tracer: static basic indexing becomes slice/rev/reshape ops, integer-array
+indexing becomes a ``take`` (gather), following NumPy's rules for where the indexed axes go.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import primitives as P
+from .errors import unsupported
+from .tracer import Tracer
+
+
+def _is_int(k) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _is_array_index(k) -> bool:
+    if isinstance(k, Tracer):
+        return True
+    if isinstance(k, (list, np.ndarray)):
+        return True
+    return False
+
+
+def getitem(x: Tracer, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    # Static boolean masks become integer indices; traced masks have a data-dependent shape.
+    expanded = []
+    for k in key:
+        if isinstance(k, Tracer) and k.dtype == np.bool_:
+            raise unsupported("indexing with a traced boolean mask (its result size depends on "
+                              "the data)", "use np.where(mask, x, 0) to keep the shape")
+        if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
+            expanded.extend(np.nonzero(np.asarray(k)))
+        elif isinstance(k, Tracer) and not np.issubdtype(k.dtype, np.integer):
+            raise IndexError("arrays used as indices must be of integer type")
+        else:
+            expanded.append(k)
+    key = expanded
+    n_ellipsis = sum(1 for k in key if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, "
+                         f"but {consumed} were indexed")
+    if n_ellipsis:
+        i = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + [slice(None)] * (x.ndim - consumed) + key[i + 1:]
+    else:
+        key = key + [slice(None)] * (x.ndim - consumed)
+    advanced = any(_is_array_index(k) for k in key)
+
+    # Pass 1: slices (with steps) and, without advanced indices, ints.
+    starts, stops, steps, flips = [], [], [], []
+    out_shape = []            # shape after pass 1 with None inserted
+    adv = []                  # (position in the pass-1 result, index) for advanced indices
+    dim = 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            continue
+        n = x.shape[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step < 0:
+                # x[a:b:-s] == flip(x)[n-1-a : n-1-b : s]
+                start, stop, step = n - 1 - start, n - 1 - stop, -step
+                flips.append(dim)
+            starts.append(start)
+            stops.append(max(stop, start))
+            steps.append(step)
+            out_shape.append(len(range(start, max(stop, start), step)))
+        elif _is_int(k) and not advanced:
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+            k = k % n
+            starts.append(k)
+            stops.append(k + 1)
+            steps.append(1)
+        elif _is_int(k) or _is_array_index(k):
+            if _is_int(k) and not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+            if not isinstance(k, Tracer):
+                arr = np.asarray(k)
+                if arr.size and not np.issubdtype(arr.dtype, np.integer):
+                    raise IndexError("arrays used as indices must be of integer type")
+                if arr.size and (arr.min() < -n or arr.max() >= n):
+                    raise IndexError(f"index out of bounds for axis {dim} with size {n}")
+                k = arr.astype(np.int64)
+            starts.append(0)
+            stops.append(n)
+            steps.append(1)
+            adv.append((len(out_shape), k))
+            out_shape.append(n)
+        else:
+            raise unsupported(f"an index of type {type(k).__name__}",
+                              "use ints, slices, None, Ellipsis or integer arrays")
+        dim += 1
+
+    y = P.flip(x, tuple(flips)) if flips else x
+    y = P.slice_(y, starts, stops, steps)
+    y = P.reshape(y, out_shape)
+    if not adv:
+        return y
+    positions = [p for p, _ in adv]
+    indices = [P.lift(k, y._trace) for _, k in adv]
+    contiguous = positions == list(range(positions[0], positions[0] + len(positions)))
+    if not contiguous:
+        # NumPy puts the indexed dims first when the advanced indices are separated.
+        rest = [i for i in range(y.ndim) if i not in positions]
+        y = P.transpose(y, positions + rest)
+        positions = list(range(len(positions)))
+    return P.gather_linear(y, indices, positions)

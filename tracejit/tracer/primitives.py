@@ -1,0 +1,794 @@
+"""NumPy semantics on Tracers, lowered to explicit IR ops.
+
+This is where NumPy's implicit rules become explicit IR: type promotion (NEP 50, Python scalars
+weak) becomes ``convert``, broadcasting becomes ``broadcast_in_dim``, ``keepdims`` becomes
+``reshape``, and so on. Functions take Tracers, NumPy arrays or Python scalars (at least one
+Tracer) and return Tracers with the dtype and shape NumPy would give.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from ..ir import dtypes, ops
+from ..ir.dtypes import DType
+from ..ir.types import broadcast_shapes
+from .errors import unsupported
+from .trace import Trace, check_alive, current_trace
+from .tracer import Tracer
+
+# ---------------------------------------------------------------------------------------------
+# Getting operands into the current trace
+
+
+def _trace_of(*xs) -> Trace:
+    best = None
+    for x in xs:
+        if isinstance(x, Tracer):
+            check_alive(x)
+            if best is None or x._trace.level > best.level:
+                best = x._trace
+    if best is None:
+        best = current_trace()
+        if best is None:
+            raise RuntimeError("no trace is active")
+    return best
+
+
+def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
+    op = trace.emit(opdef, [x._value for x in operands], **attrs)
+    return Tracer(op.result, trace, weak)
+
+
+def constant(value, dtype: DType | None = None, trace: Trace | None = None,
+             weak=False) -> Tracer:
+    trace = trace or current_trace()
+    arr = np.asarray(value, dtype=dtype.np if dtype else None)
+    return emit(trace, ops.constant, [], weak=weak, value=arr)
+
+
+def lift(x, trace: Trace | None = None) -> Tracer:
+    """x as a Tracer of ``trace``: captures outer tracers, makes constants of everything else."""
+    trace = trace or _trace_of(x)
+    if isinstance(x, Tracer):
+        check_alive(x)
+        if x._trace is trace:
+            return x
+        return Tracer(trace.capture(x), trace, x._weak)
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        kind = dtypes.weak_kind_of(x)
+        return constant(x, dtypes.default_dtype_for_weak(kind), trace, weak=True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        dtypes.as_dtype(x.dtype)
+        return constant(x, trace=trace)
+    if isinstance(x, (list, tuple)):
+        return constant(np.asarray(x), trace=trace)
+    raise unsupported(f"an operand of type {type(x).__name__}",
+                      "pass NumPy arrays, Python numbers or traced values")
+
+
+def lift_all(*xs) -> list[Tracer]:
+    trace = _trace_of(*xs)
+    return [lift(x, trace) for x in xs]
+
+
+def dt(x: Tracer) -> DType:
+    return x._value.type.dtype
+
+
+# ---------------------------------------------------------------------------------------------
+# Promotion and broadcasting
+
+
+def convert(x: Tracer, dtype: DType, weak=False) -> Tracer:
+    if dt(x) == dtype:
+        if x._weak and not weak:
+            return Tracer(x._value, x._trace, False)
+        return x
+    return emit(x._trace, ops.convert, [x], weak=weak, dtype=dtype)
+
+
+def broadcast_to(x, shape) -> Tracer:
+    x = lift(x)
+    shape = tuple(int(s) for s in shape)
+    if x.shape == shape:
+        return x
+    if len(shape) < x.ndim:
+        raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
+    broadcast_shapes(x.shape, shape)
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
+    # Drop the size-1 dims that grow, so the IR says exactly which dims are new.
+    lead = len(shape) - x.ndim
+    keep = [i for i, n in enumerate(x.shape) if n == shape[lead + i]]
+    if len(keep) != x.ndim:
+        x = reshape(x, [x.shape[i] for i in keep])
+    return emit(x._trace, ops.broadcast_in_dim, [x], weak=x._weak, shape=shape,
+                dims=tuple(lead + i for i in keep))
+
+
+def abstract(x) -> tuple[DType, bool]:
+    """(dtype, weak) of an operand, without emitting anything."""
+    if isinstance(x, Tracer):
+        return dt(x), x._weak
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return dtypes.default_dtype_for_weak(dtypes.weak_kind_of(x)), True
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return dtypes.as_dtype(x.dtype), False
+    raise unsupported(f"an operand of type {type(x).__name__}",
+                      "pass NumPy arrays, Python numbers or traced values")
+
+
+def result_dtype(*xs) -> DType:
+    """NumPy's result dtype for these operands (Tracers, arrays or Python scalars)."""
+    return dtypes.promote(*(abstract(x) for x in xs))
+
+
+def promote(*xs, dtype: DType | None = None) -> list[Tracer]:
+    """Lift, promote to one dtype (NumPy's rule unless given) and broadcast to one shape."""
+    trace = _trace_of(*xs)
+    target = dtype or result_dtype(*xs)
+    weak = builtins.all(abstract(x)[1] for x in xs)
+    ts = []
+    for x in xs:
+        if isinstance(x, Tracer):
+            ts.append(convert(lift(x, trace), target, weak))
+        else:  # a constant: make it in the target dtype directly
+            ts.append(constant(np.asarray(x, dtype=target.np), trace=trace, weak=weak))
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return [broadcast_to(t, shape) for t in ts]
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise arithmetic
+
+
+def _binary(opdef, a, b, dtype=None, out_bool=False):
+    a, b = promote(a, b, dtype=dtype)
+    return emit(a._trace, opdef, [a, b], weak=(a._weak and b._weak and not out_bool))
+
+
+def _float_result(*xs) -> DType:
+    d = result_dtype(*xs)
+    return d if d.is_float else dtypes.float64
+
+
+def add(a, b):
+    if result_dtype(a, b).is_bool:
+        return _binary(ops.logical_or, a, b)
+    return _binary(ops.add, a, b)
+
+
+def subtract(a, b):
+    if result_dtype(a, b).is_bool:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported; "
+                        "use np.logical_xor or ^ instead")
+    return _binary(ops.sub, a, b)
+
+
+def multiply(a, b):
+    if result_dtype(a, b).is_bool:
+        return _binary(ops.logical_and, a, b)
+    return _binary(ops.mul, a, b)
+
+
+def true_divide(a, b):
+    return _binary(ops.div, a, b, dtype=_float_result(a, b))
+
+
+def _numeric(name, a, b):
+    d = result_dtype(a, b)
+    if d.is_bool:
+        raise unsupported(f"{name} on bool arrays", "convert to an integer dtype first")
+    return d
+
+
+def floor_divide(a, b):
+    return _binary(ops.floor_divide, a, b, dtype=_numeric("floor_divide", a, b))
+
+
+def remainder(a, b):
+    return _binary(ops.remainder, a, b, dtype=_numeric("remainder", a, b))
+
+
+def power(a, b):
+    if isinstance(b, (int, float)) and not isinstance(b, bool) and isinstance(a, Tracer):
+        if b == 2:
+            return multiply(a, a)
+        if b == 1:
+            return a
+    return _binary(ops.power, a, b, dtype=_numeric("power", a, b))
+
+
+def maximum(a, b):
+    return _binary(ops.maximum, a, b, dtype=_numeric("maximum", a, b))
+
+
+def minimum(a, b):
+    return _binary(ops.minimum, a, b, dtype=_numeric("minimum", a, b))
+
+
+def arctan2(a, b):
+    return _binary(ops.arctan2, a, b, dtype=_float_result(a, b))
+
+
+def _compare(opdef):
+    def f(a, b):
+        return _binary(opdef, a, b, out_bool=True)
+    return f
+
+
+equal = _compare(ops.eq)
+not_equal = _compare(ops.ne)
+less = _compare(ops.lt)
+less_equal = _compare(ops.le)
+greater = _compare(ops.gt)
+greater_equal = _compare(ops.ge)
+
+
+def to_bool(x) -> Tracer:
+    x = lift(x)
+    if dt(x).is_bool:
+        return x
+    return not_equal(x, np.zeros((), dt(x).np))
+
+
+def _logical(opdef):
+    def f(a, b):
+        return _binary(opdef, to_bool(a), to_bool(b), dtype=dtypes.bool_, out_bool=True)
+    return f
+
+
+logical_and = _logical(ops.logical_and)
+logical_or = _logical(ops.logical_or)
+logical_xor = _logical(ops.logical_xor)
+
+
+def _bitwise(opdef, name):
+    def f(a, b):
+        d = result_dtype(a, b)
+        if d.is_float:
+            raise TypeError(f"ufunc '{name}' not supported for floating-point inputs")
+        return _binary(opdef, a, b, dtype=d)
+    return f
+
+
+bitwise_and = _bitwise(ops.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(ops.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(ops.bitwise_xor, "bitwise_xor")
+
+
+def _unary(opdef, x, weak_ok=True):
+    x = lift(x)
+    return emit(x._trace, opdef, [x], weak=x._weak and weak_ok)
+
+
+def _float_unary(opdef, name):
+    def f(x):
+        x = lift(x)
+        if dt(x).is_bool:
+            raise unsupported(f"np.{name} of a bool array (NumPy would return float16)",
+                              "convert it with .astype(np.float32) first")
+        if dt(x).is_int:
+            x = convert(x, dtypes.float64)
+        return _unary(opdef, x)
+    return f
+
+
+exp = _float_unary(ops.exp, "exp")
+expm1 = _float_unary(ops.expm1, "expm1")
+log = _float_unary(ops.log, "log")
+log1p = _float_unary(ops.log1p, "log1p")
+sqrt = _float_unary(ops.sqrt, "sqrt")
+sin = _float_unary(ops.sin, "sin")
+cos = _float_unary(ops.cos, "cos")
+tan = _float_unary(ops.tan, "tan")
+tanh = _float_unary(ops.tanh, "tanh")
+sinh = _float_unary(ops.sinh, "sinh")
+cosh = _float_unary(ops.cosh, "cosh")
+arcsin = _float_unary(ops.arcsin, "arcsin")
+arccos = _float_unary(ops.arccos, "arccos")
+arctan = _float_unary(ops.arctan, "arctan")
+arcsinh = _float_unary(ops.arcsinh, "arcsinh")
+arctanh = _float_unary(ops.arctanh, "arctanh")
+rint = _float_unary(ops.round, "rint")
+erf = _float_unary(ops.erf, "erf")
+sigmoid = _float_unary(ops.logistic, "sigmoid")
+
+
+def log2(x):
+    y = log(x)
+    return multiply(y, np.asarray(1 / math.log(2), dt(y).np))
+
+
+def log10(x):
+    y = log(x)
+    return multiply(y, np.asarray(1 / math.log(10), dt(y).np))
+
+
+def exp2(x):
+    x = lift(x)
+    return power(np.asarray(2, _float_result(x).np), x)
+
+
+def _int_preserving(opdef, name):
+    def f(x):
+        x = lift(x)
+        if not dt(x).is_float:
+            if dt(x).is_bool:
+                raise unsupported(f"np.{name} of a bool array")
+            return x
+        return _unary(opdef, x)
+    return f
+
+
+floor = _int_preserving(ops.floor, "floor")
+ceil = _int_preserving(ops.ceil, "ceil")
+
+
+def trunc(x):
+    x = lift(x)
+    if not dt(x).is_float:
+        return x
+    return where(less(x, 0), ceil(x), floor(x))
+
+
+def negative(x):
+    x = lift(x)
+    if dt(x).is_bool:
+        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, "
+                        "use the `~` operator or the logical_not function instead.")
+    return _unary(ops.neg, x)
+
+
+def absolute(x):
+    x = lift(x)
+    return x if dt(x).is_bool else _unary(ops.abs, x)
+
+
+def sign(x):
+    x = lift(x)
+    if dt(x).is_bool:
+        raise unsupported("np.sign of a bool array")
+    return _unary(ops.sign, x)
+
+
+def square(x):
+    return multiply(x, x)
+
+
+def reciprocal(x):
+    x = lift(x)
+    if not dt(x).is_float:
+        raise unsupported("np.reciprocal of an integer array", "divide: 1.0 / x")
+    return true_divide(np.ones((), dt(x).np), x)
+
+
+def logical_not(x):
+    return _unary(ops.logical_not, to_bool(x), weak_ok=False)
+
+
+def invert(x):
+    x = lift(x)
+    if dt(x).is_bool:
+        return logical_not(x)
+    if dt(x).is_float:
+        raise TypeError("ufunc 'invert' not supported for floating-point inputs")
+    return bitwise_xor(x, np.asarray(-1, dt(x).np))
+
+
+def _float_test(opdef, int_value):
+    def f(x):
+        x = lift(x)
+        if not dt(x).is_float:
+            return broadcast_to(constant(int_value, dtypes.bool_, x._trace), x.shape)
+        return _unary(opdef, x, weak_ok=False)
+    return f
+
+
+isnan = _float_test(ops.isnan, False)
+isinf = _float_test(ops.isinf, False)
+isfinite = _float_test(ops.isfinite, True)
+
+
+def where(cond, a, b):
+    c = to_bool(cond)
+    ta, tb = lift_all(a, b)
+    target = result_dtype(ta, tb)
+    shape = broadcast_shapes(c.shape, ta.shape, tb.shape)
+    c = broadcast_to(c, shape)
+    ta = broadcast_to(convert(ta, target), shape)
+    tb = broadcast_to(convert(tb, target), shape)
+    return emit(c._trace, ops.where, [c, ta, tb], weak=ta._weak and tb._weak)
+
+
+def clip(x, lo=None, hi=None):
+    if lo is not None:
+        x = maximum(x, lo)
+    if hi is not None:
+        x = minimum(x, hi)
+    return x
+
+
+def astype(x, dtype) -> Tracer:
+    return convert(lift(x), dtypes.as_dtype(dtype))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes
+
+
+def normalize_axis(axis: int, ndim: int) -> int:
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, ndim),)
+
+
+def reshape(x, shape) -> Tracer:
+    x = lift(x)
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.size % known:
+            raise ValueError(f"cannot reshape array of size {x.size} into shape "
+                             f"{tuple(shape)}")
+        shape[shape.index(-1)] = x.size // known
+    if math.prod(shape) != x.size:
+        raise ValueError(f"cannot reshape array of size {x.size} into shape {tuple(shape)}")
+    if tuple(shape) == x.shape:
+        return x
+    if x._value.op is not None and x._value.op.opdef is ops.reshape:
+        # reshape of a reshape: one reshape of the original value
+        x = Tracer(x._value.op.operands[0], x._trace, x._weak)
+        if tuple(shape) == x.shape:
+            return x
+    return emit(x._trace, ops.reshape, [x], weak=x._weak, shape=shape)
+
+
+def transpose(x, axes=None) -> Tracer:
+    x = lift(x)
+    if axes is None:
+        axes = tuple(reversed(range(x.ndim)))
+    axes = tuple(normalize_axis(a, x.ndim) for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError("axes don't match array")
+    if axes == tuple(range(x.ndim)):
+        return x
+    return emit(x._trace, ops.transpose, [x], weak=x._weak, perm=axes)
+
+
+def swapaxes(x, a, b):
+    x = lift(x)
+    perm = list(range(x.ndim))
+    a, b = normalize_axis(a, x.ndim), normalize_axis(b, x.ndim)
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def moveaxis(x, source, destination):
+    x = lift(x)
+    src = [normalize_axis(s, x.ndim) for s in np.atleast_1d(source)]
+    dst = [normalize_axis(d, x.ndim) for d in np.atleast_1d(destination)]
+    order = [n for n in range(x.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(x, order)
+
+
+def squeeze(x, axis=None):
+    x = lift(x)
+    if axis is None:
+        axes = [i for i, n in enumerate(x.shape) if n == 1]
+    else:
+        axes = normalize_axes(axis, x.ndim)
+        if builtins.any(x.shape[a] != 1 for a in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             "to one")
+    return reshape(x, [n for i, n in enumerate(x.shape) if i not in axes])
+
+
+def expand_dims(x, axis):
+    x = lift(x)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    ndim = x.ndim + len(axes)
+    axes = sorted(normalize_axis(a, ndim) for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, shape)
+
+
+def concatenate(xs, axis=0):
+    xs = lift_all(*xs)
+    if axis is None:
+        xs = [reshape(x, (-1,)) for x in xs]
+        axis = 0
+    target = result_dtype(*xs)
+    xs = [convert(x, target) for x in xs]
+    if builtins.any(x.ndim == 0 for x in xs):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = normalize_axis(axis, xs[0].ndim)
+    if len(xs) == 1:
+        return xs[0]
+    return emit(xs[0]._trace, ops.concatenate, xs, axis=axis)
+
+
+def stack(xs, axis=0):
+    xs = lift_all(*xs)
+    if len({x.shape for x in xs}) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis(axis, xs[0].ndim + 1)
+    return concatenate([expand_dims(x, axis) for x in xs], axis)
+
+
+def flip(x, axis=None):
+    x = lift(x)
+    axes = normalize_axes(axis, x.ndim)
+    axes = tuple(a for a in axes if x.shape[a] > 1)
+    if not axes:
+        return x
+    return emit(x._trace, ops.rev, [x], weak=x._weak, dims=axes)
+
+
+def slice_(x, starts, stops, steps) -> Tracer:
+    x = lift(x)
+    if tuple(starts) == (0,) * x.ndim and tuple(stops) == x.shape and set(steps) <= {1}:
+        return x
+    return emit(x._trace, ops.slice, [x], weak=x._weak, starts=starts, stops=stops,
+                steps=steps)
+
+
+def pad(x, pad_width, mode="constant", constant_values=0):
+    x = lift(x)
+    if mode != "constant":
+        raise unsupported(f"np.pad(mode={mode!r})", "use mode='constant'")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    if not np.isscalar(constant_values) and np.ndim(constant_values) != 0:
+        raise unsupported("np.pad with per-axis constant_values", "pass one scalar")
+    value = convert(lift(constant_values, x._trace), dt(x))
+    if not widths.any():
+        return x
+    return emit(x._trace, ops.pad, [x, value], weak=x._weak, low=widths[:, 0].tolist(),
+                high=widths[:, 1].tolist(), interior=[0] * x.ndim)
+
+
+def iota(shape, dim, dtype=dtypes.int64, trace=None) -> Tracer:
+    return emit(trace or current_trace(), ops.iota, [], shape=tuple(shape), dim=dim,
+                dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions
+
+
+def _reduce(opdef, x, axis, keepdims):
+    x = lift(x)
+    axes = normalize_axes(axis, x.ndim)
+    out = emit(x._trace, opdef, [x], weak=x._weak, axes=axes) if axes else x
+    if keepdims:
+        out = reshape(out, [1 if i in axes else n for i, n in enumerate(x.shape)])
+    return out
+
+
+def _accumulator(x: Tracer, dtype) -> DType:
+    if dtype is not None:
+        return dtypes.as_dtype(dtype)
+    d = dt(x)
+    return dtypes.int64 if (d.is_bool or d.is_int) else d
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    x = lift(x)
+    return _reduce(ops.reduce_sum, convert(x, _accumulator(x, dtype), x._weak), axis, keepdims)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    x = lift(x)
+    return _reduce(ops.reduce_prod, convert(x, _accumulator(x, dtype), x._weak), axis,
+                   keepdims)
+
+
+def _count(x: Tracer, axis) -> int:
+    return math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim))
+
+
+def mean(x, axis=None, keepdims=False, dtype=None):
+    x = lift(x)
+    d = dtypes.as_dtype(dtype) if dtype is not None else (
+        dt(x) if dt(x).is_float else dtypes.float64)
+    s = sum(convert(x, d, x._weak), axis, keepdims)
+    return true_divide(s, np.asarray(_count(x, axis), d.np))
+
+
+def var(x, axis=None, keepdims=False, ddof=0):
+    x = lift(x)
+    m = mean(x, axis, keepdims=True)
+    d = subtract(x if dt(x).is_float else convert(x, dtypes.float64), m)
+    n = builtins.max(_count(x, axis) - ddof, 0)
+    return true_divide(sum(multiply(d, d), axis, keepdims), np.asarray(n, dt(m).np))
+
+
+def std(x, axis=None, keepdims=False, ddof=0):
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+def amax(x, axis=None, keepdims=False):
+    return _reduce(ops.reduce_max, x, axis, keepdims)
+
+
+def amin(x, axis=None, keepdims=False):
+    return _reduce(ops.reduce_min, x, axis, keepdims)
+
+
+def all(x, axis=None, keepdims=False):
+    return _reduce(ops.reduce_min, to_bool(x), axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):
+    return _reduce(ops.reduce_max, to_bool(x), axis, keepdims)
+
+
+def _arg(opdef, x, axis, keepdims):
+    x = lift(x)
+    if axis is None:
+        out = emit(x._trace, opdef, [reshape(x, (-1,))], axis=0)
+        return reshape(out, (1,) * x.ndim) if keepdims else out
+    axis = normalize_axis(axis, x.ndim)
+    out = emit(x._trace, opdef, [x], axis=axis)
+    return expand_dims(out, axis) if keepdims else out
+
+
+def argmax(x, axis=None, keepdims=False):
+    return _arg(ops.argmax, x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return _arg(ops.argmin, x, axis, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Contractions
+
+
+def matmul(a, b):
+    a, b = lift_all(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    target = result_dtype(a, b)
+    if target.is_bool:
+        raise unsupported("matmul of bool arrays", "convert them to a numeric dtype")
+    a, b = convert(a, target), convert(b, target)
+    a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+    b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(size {b2.shape[-2]} is different from {a2.shape[-1]})")
+    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    a2 = broadcast_to(a2, batch + a2.shape[-2:])
+    b2 = broadcast_to(b2, batch + b2.shape[-2:])
+    out = emit(a._trace, ops.matmul, [a2, b2], weak=a._weak and b._weak)
+    shape = list(out.shape)
+    if b.ndim == 1:
+        shape.pop(-1)
+    if a.ndim == 1:
+        shape.pop(-2 if b.ndim != 1 else -1)
+    return reshape(out, shape)
+
+
+def dot(a, b):
+    a, b = lift_all(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b)
+    # N-d dot: contract a's last axis with b's second-to-last.
+    return tensordot(a, b, axes=([a.ndim - 1], [builtins.max(b.ndim - 2, 0)]))
+
+
+def tensordot(a, b, axes=2):
+    a, b = lift_all(a, b)
+    if isinstance(axes, (int, np.integer)):
+        ax_a = list(range(a.ndim - axes, a.ndim))
+        ax_b = list(range(axes))
+    else:
+        ax_a, ax_b = ([axes[0]] if np.isscalar(axes[0]) else list(axes[0]),
+                      [axes[1]] if np.isscalar(axes[1]) else list(axes[1]))
+        ax_a = [normalize_axis(i, a.ndim) for i in ax_a]
+        ax_b = [normalize_axis(i, b.ndim) for i in ax_b]
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [i for i in range(b.ndim) if i not in ax_b]
+    k = math.prod(a.shape[i] for i in ax_a)
+    a2 = reshape(transpose(a, free_a + ax_a), (math.prod(a.shape[i] for i in free_a), k))
+    b2 = reshape(transpose(b, ax_b + free_b), (k, math.prod(b.shape[i] for i in free_b)))
+    return reshape(matmul(a2, b2), [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b])
+
+
+def outer(a, b):
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def take(x, indices, axis=None):
+    x = lift(x)
+    idx = lift(indices, x._trace)
+    if not dt(idx).is_int:
+        raise TypeError("take indices must be integers")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    idx = wrap_index(idx, x.shape[axis])
+    return emit(x._trace, ops.take, [x, idx], weak=x._weak, axis=axis)
+
+
+def wrap_index(idx: Tracer, n: int) -> Tracer:
+    """Negative indices count from the end, as in NumPy."""
+    idx = convert(idx, dtypes.int64)
+    return where(less(idx, 0), add(idx, np.int64(n)), idx)
+
+
+def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int]) -> Tracer:
+    """x[..., i0, ..., i1, ...] with index arrays on ``axes`` (broadcast together) and full
+    slices elsewhere; the indexed axes are replaced by the broadcast index shape, placed where
+    the first indexed axis was. Works by merging the indexed axes into one and taking along it.
+    """
+    shape = broadcast_shapes(*(i.shape for i in index_arrays))
+    first = axes[0]
+    rest = [a for a in range(x.ndim) if a not in axes]
+    perm = rest[:first] + list(axes) + rest[first:]
+    xt = transpose(x, perm)
+    merged = math.prod(x.shape[a] for a in axes)
+    xt = reshape(xt, [x.shape[a] for a in rest[:first]] + [merged]
+                 + [x.shape[a] for a in rest[first:]])
+    linear = None
+    stride = 1
+    for idx, a in reversed(list(zip(index_arrays, axes))):
+        term = wrap_index(broadcast_to(idx, shape), x.shape[a])
+        if stride != 1:
+            term = multiply(term, np.int64(stride))
+        linear = term if linear is None else add(linear, term)
+        stride *= x.shape[a]
+    return emit(x._trace, ops.take, [xt, linear], weak=x._weak, axis=first)
+
+
+def take_along_axis(x, indices, axis):
+    x = lift(x)
+    idx = lift(indices, x._trace)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    if idx.ndim != x.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    shape = broadcast_shapes(tuple(1 if i == axis else n for i, n in enumerate(x.shape)),
+                             tuple(1 if i == axis else n for i, n in enumerate(idx.shape)))
+    shape = tuple(idx.shape[i] if i == axis else n for i, n in enumerate(shape))
+    arrays = [iota(shape, d, trace=x._trace) if d != axis else broadcast_to(idx, shape)
+              for d in range(x.ndim)]
+    return gather_linear(x, arrays, list(range(x.ndim)))
+
+
+def full(shape, value, dtype=None, trace=None) -> Tracer:
+    trace = trace or current_trace()
+    if isinstance(value, Tracer):
+        v = value if dtype is None else astype(value, dtype)
+        return broadcast_to(v, shape)
+    arr = np.asarray(value, dtype=None if dtype is None else dtypes.as_dtype(dtype).np)
+    return broadcast_to(constant(arr, trace=trace), tuple(shape))

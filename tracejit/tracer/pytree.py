@@ -1,0 +1,114 @@
+"""Pytrees: nested tuples, lists, dicts and None (and registered classes) holding array leaves.
+
+Dict keys are sorted, as in JAX, so the structure does not depend on insertion order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_NODES: dict[type, tuple[Callable, Callable]] = {}
+
+
+def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
+    """flatten(obj) -> (children, aux); unflatten(aux, children) -> obj. aux must be hashable."""
+    _NODES[cls] = (flatten, unflatten)
+
+
+@dataclass(frozen=True)
+class TreeDef:
+    kind: Any             # "leaf", "none", tuple, list, dict, a namedtuple or registered class
+    aux: Any              # dict keys, namedtuple type, or the registered class's aux data
+    children: tuple["TreeDef", ...]
+
+    @property
+    def num_leaves(self) -> int:
+        if self.kind == "leaf":
+            return 1
+        return sum(c.num_leaves for c in self.children)
+
+    def __str__(self) -> str:
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        inner = ", ".join(str(c) for c in self.children)
+        if self.kind is dict:
+            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.aux, self.children)) + "}"
+        if self.kind is list:
+            return f"[{inner}]"
+        if self.kind is tuple:
+            return f"({inner}{',' if len(self.children) == 1 else ''})"
+        return f"{getattr(self.kind, '__name__', self.kind)}({inner})"
+
+
+LEAF = TreeDef("leaf", None, ())
+
+
+def _children(obj):
+    """(kind, aux, children, child key names) for a node, or None for a leaf."""
+    if obj is None:
+        return "none", None, [], []
+    t = type(obj)
+    if t in _NODES:
+        children, aux = _NODES[t][0](obj)
+        children = list(children)
+        return t, aux, children, [f".{i}" for i in range(len(children))]
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return t, None, list(obj), [f".{f}" for f in obj._fields]
+    if t is tuple or t is list:
+        return t, None, list(obj), [f"[{i}]" for i in range(len(obj))]
+    if t is dict:
+        keys = sorted(obj)
+        return dict, tuple(keys), [obj[k] for k in keys], [f"[{k!r}]" for k in keys]
+    return None
+
+
+def flatten(tree, path: str = "") -> tuple[list, TreeDef]:
+    leaves, paths = [], []
+    treedef = _flatten(tree, leaves, paths, path)
+    return leaves, treedef
+
+
+def flatten_with_paths(tree, path: str = "") -> tuple[list, list[str], TreeDef]:
+    leaves, paths = [], []
+    treedef = _flatten(tree, leaves, paths, path)
+    return leaves, paths, treedef
+
+
+def _flatten(obj, leaves, paths, path):
+    node = _children(obj)
+    if node is None:
+        leaves.append(obj)
+        paths.append(path)
+        return LEAF
+    kind, aux, children, keys = node
+    return TreeDef(kind, aux, tuple(_flatten(c, leaves, paths, path + k)
+                                    for c, k in zip(children, keys)))
+
+
+def unflatten(treedef: TreeDef, leaves) -> Any:
+    it = iter(leaves)
+    out = _unflatten(treedef, it)
+    return out
+
+
+def _unflatten(td: TreeDef, it):
+    if td.kind == "leaf":
+        return next(it)
+    if td.kind == "none":
+        return None
+    children = [_unflatten(c, it) for c in td.children]
+    if td.kind is dict:
+        return dict(zip(td.aux, children))
+    if td.kind is tuple or td.kind is list:
+        return td.kind(children)
+    if td.kind in _NODES:
+        return _NODES[td.kind][1](td.aux, children)
+    return td.kind(*children)  # namedtuple
+
+
+def tree_map(f, tree, *rest):
+    leaves, td = flatten(tree)
+    others = [flatten(r)[0] for r in rest]
+    return unflatten(td, [f(x, *xs) for x, *xs in zip(leaves, *others)])

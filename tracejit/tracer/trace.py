@@ -1,0 +1,74 @@
+"""A trace in progress: the IR builder that operations on Tracers append to.
+
+Traces nest (``grad`` inside ``jit``). A tracer of an enclosing trace used inside an inner trace
+is *captured*: it becomes an extra parameter of the inner Function and is bound back to the outer
+tracer when the inner Function is inlined. A tracer whose trace has ended is an error.
+"""
+from __future__ import annotations
+
+import threading
+
+from ..ir import Builder, Function, Value
+from .errors import EscapedTracerError, user_location
+
+
+class _Stack(threading.local):
+    def __init__(self):
+        self.traces: list["Trace"] = []
+
+
+_stack = _Stack()
+
+
+class Trace:
+    def __init__(self, name: str):
+        self.builder = Builder(name)
+        self.active = False
+        self.level = -1
+        # Captured outer tracers, in order, and their parameter in this trace.
+        self.captured: list = []
+        self._capture_param: dict[int, Value] = {}
+
+    def __enter__(self) -> "Trace":
+        self.level = len(_stack.traces)
+        _stack.traces.append(self)
+        self.active = True
+        return self
+
+    def __exit__(self, *exc):
+        assert _stack.traces and _stack.traces[-1] is self
+        _stack.traces.pop()
+        self.active = False
+        return False
+
+    def emit(self, opdef, operands: list[Value], **attrs):
+        loc = user_location()
+        return self.builder.emit(opdef, operands, loc=loc.short if loc else None, **attrs)
+
+    def capture(self, tracer) -> Value:
+        """The parameter standing for an outer trace's tracer inside this trace."""
+        key = id(tracer)
+        if key not in self._capture_param:
+            name = f"captured{len(self.captured)}"
+            self._capture_param[key] = self.builder.param(tracer._value.type, name)
+            self.captured.append(tracer)
+        return self._capture_param[key]
+
+    def finish(self, results: list[Value]) -> Function:
+        return self.builder.build(results)
+
+
+def current_trace() -> Trace | None:
+    return _stack.traces[-1] if _stack.traces else None
+
+
+def check_alive(tracer) -> None:
+    if not tracer._trace.active:
+        loc = user_location()
+        raise EscapedTracerError(
+            "tracejit: a traced value was used after the trace that created it had finished "
+            f"(created at {tracer._loc.describe() if tracer._loc else 'an unknown place'}"
+            f"; used at {loc.describe() if loc else 'an unknown place'}).\n"
+            "This happens when a value computed inside a jitted or differentiated function is "
+            "stored in a global, an attribute or a closure and used later. What to do: return "
+            "the value from the function instead of storing it.")

@@ -1,0 +1,216 @@
+"""Tracer: the stand-in for an array during tracing. Every operation on it appends IR.
+
+Python operators and array methods live here; NumPy functions reach it through
+``__array_ufunc__`` and ``__array_function__`` (see numpy_api.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Value, dtypes
+from .errors import ConcretizationError, unsupported, user_location
+from .trace import Trace, check_alive
+
+
+class Tracer:
+    __slots__ = ("_value", "_trace", "_weak", "_loc", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, value: Value, trace: Trace, weak: bool = False):
+        self._value = value
+        self._trace = trace
+        self._weak = weak          # a Python scalar: takes its partner's dtype (NEP 50)
+        self._loc = user_location()
+
+    # -- static facts -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.type.dtype.np
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return self._value.type.size
+
+    @property
+    def T(self):
+        return P.transpose(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self._value.type}{' weak' if self._weak else ''}>"
+
+    # -- concreteness errors ------------------------------------------------------------------
+    def __bool__(self):
+        raise ConcretizationError("Using a traced value as a condition (if, while, and/or, "
+                                  "bool())", user_location())
+
+    def __float__(self):
+        raise ConcretizationError("float() of a traced value", user_location())
+
+    def __int__(self):
+        raise ConcretizationError("int() of a traced value", user_location())
+
+    def __index__(self):
+        raise ConcretizationError("Using a traced value as an index or size", user_location())
+
+    def __complex__(self):
+        raise ConcretizationError("complex() of a traced value", user_location())
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcretizationError(
+            "Converting a traced value to a NumPy array (np.asarray, np.array, .tolist())",
+            user_location(),
+            "Inside a jitted function the value is already array-like: drop the conversion, "
+            "or use .astype(dtype) to change its dtype.")
+
+    def tolist(self):
+        self.__array__()
+
+    def item(self):
+        raise ConcretizationError(".item() of a traced value", user_location())
+
+    def __hash__(self):
+        raise TypeError("traced values are unhashable (they have no value yet)")
+
+    def __setitem__(self, key, value):
+        raise unsupported("in-place assignment to a traced array (x[i] = v)",
+                          "build the new array functionally, for example with "
+                          "np.where(mask, v, x) or np.concatenate.")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy_api import handle_ufunc
+        return handle_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy_api import handle_function
+        return handle_function(func, args, kwargs)
+
+    # -- operators ----------------------------------------------------------------------------
+    def __add__(self, o): return P.add(self, o)
+    def __radd__(self, o): return P.add(o, self)
+    def __sub__(self, o): return P.subtract(self, o)
+    def __rsub__(self, o): return P.subtract(o, self)
+    def __mul__(self, o): return P.multiply(self, o)
+    def __rmul__(self, o): return P.multiply(o, self)
+    def __truediv__(self, o): return P.true_divide(self, o)
+    def __rtruediv__(self, o): return P.true_divide(o, self)
+    def __floordiv__(self, o): return P.floor_divide(self, o)
+    def __rfloordiv__(self, o): return P.floor_divide(o, self)
+    def __mod__(self, o): return P.remainder(self, o)
+    def __rmod__(self, o): return P.remainder(o, self)
+    def __pow__(self, o): return P.power(self, o)
+    def __rpow__(self, o): return P.power(o, self)
+    def __matmul__(self, o): return P.matmul(self, o)
+    def __rmatmul__(self, o): return P.matmul(o, self)
+    def __and__(self, o): return P.bitwise_and(self, o)
+    def __rand__(self, o): return P.bitwise_and(o, self)
+    def __or__(self, o): return P.bitwise_or(self, o)
+    def __ror__(self, o): return P.bitwise_or(o, self)
+    def __xor__(self, o): return P.bitwise_xor(self, o)
+    def __rxor__(self, o): return P.bitwise_xor(o, self)
+    def __neg__(self): return P.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return P.absolute(self)
+    def __invert__(self): return P.invert(self)
+    def __lt__(self, o): return P.less(self, o)
+    def __le__(self, o): return P.less_equal(self, o)
+    def __gt__(self, o): return P.greater(self, o)
+    def __ge__(self, o): return P.greater_equal(self, o)
+    def __eq__(self, o): return P.equal(self, o)   # noqa: elementwise, as in NumPy
+    def __ne__(self, o): return P.not_equal(self, o)
+
+    def __getitem__(self, key):
+        from .indexing import getitem
+        return getitem(self, key)
+
+    # -- array methods ------------------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        if order != "C":
+            raise unsupported(f"reshape(order={order!r})", "use the default order='C'")
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return P.reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = axes[0]
+        return P.transpose(self, axes or None)
+
+    def astype(self, dtype, copy=True):
+        return P.astype(self, dtype)
+
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        return P.sum(self, axis, keepdims, dtype)
+
+    def prod(self, axis=None, dtype=None, keepdims=False):
+        return P.prod(self, axis, keepdims, dtype)
+
+    def mean(self, axis=None, dtype=None, keepdims=False):
+        return P.mean(self, axis, keepdims, dtype)
+
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return P.var(self, axis, keepdims, ddof)
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return P.std(self, axis, keepdims, ddof)
+
+    def max(self, axis=None, keepdims=False):
+        return P.amax(self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return P.amin(self, axis, keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        return P.argmax(self, axis, keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return P.argmin(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return P.all(self, axis, keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        return P.any(self, axis, keepdims)
+
+    def clip(self, min=None, max=None):
+        return P.clip(self, min, max)
+
+    def squeeze(self, axis=None):
+        return P.squeeze(self, axis)
+
+    def flatten(self):
+        return P.reshape(self, (-1,))
+
+    ravel = flatten
+
+    def copy(self):
+        return self
+
+    def swapaxes(self, a, b):
+        return P.swapaxes(self, a, b)
+
+    def dot(self, other):
+        return P.dot(self, other)
+
+    def take(self, indices, axis=None):
+        return P.take(self, indices, axis)
+
+
+from . import primitives as P  # noqa: E402  (primitives needs Tracer defined)
