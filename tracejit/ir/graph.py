@@ -117,11 +117,11 @@ class Builder:
         return v
 
     def emit(self, opdef, operands: Iterable[Value], loc: str | None = None,
-             **attrs) -> Op:
+             regions: list["Function"] | None = None, **attrs) -> Op:
         operands = list(operands)
         attrs = opdef.normalize_attrs(attrs)
-        result_types = opdef.infer([v.type for v in operands], attrs)
-        op = Op(opdef, operands, attrs, result_types, loc)
+        result_types = opdef.infer([v.type for v in operands], attrs, regions or [])
+        op = Op(opdef, operands, attrs, result_types, loc, regions)
         self.ops.append(op)
         return op
 

@@ -20,7 +20,11 @@ def interpret(fn: Function, args: list) -> list[np.ndarray]:
                             f"{a.dtype}{list(a.shape)}")
         env[p] = a
     for op in fn.ops:
-        out = op.opdef.impl(*(env[v] for v in op.operands), **op.attrs)
+        args = [env[v] for v in op.operands]
+        if op.regions:
+            out = op.opdef.impl(*args, regions=op.regions, **op.attrs)
+        else:
+            out = op.opdef.impl(*args, **op.attrs)
         outs = out if isinstance(out, list) else [out]
         for r, o in zip(op.results, outs):
             o = np.asarray(o)

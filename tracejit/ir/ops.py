@@ -438,3 +438,34 @@ def _debug_print_impl(*xs, fmt):
 debug_print = register(OpDef("debug_print", None, {"fmt": "str"}, lambda ts, attrs: [],
                              _debug_print_impl, "other", differentiable=False,
                              side_effect=True))
+
+# ---------------------------------------------------------------------------------------------
+# Regions and barriers
+
+
+def _call_rule(ts, attrs, regions):
+    (body,) = regions
+    if [p.type for p in body.params] != list(ts):
+        raise IRTypeError(f"call operands {[str(t) for t in ts]} do not match @{body.name}'s "
+                          f"parameters {[str(p.type) for p in body.params]}")
+    return [r.type for r in body.results]
+
+
+def _call_impl(*xs, regions):
+    from .interpreter import interpret
+    return list(interpret(regions[0], list(xs)))
+
+
+# A call of a nested Function. ``tracejit.checkpoint`` emits one so that reverse mode knows to
+# recompute the body in the backward pass; passes inline calls before code generation.
+call = register(OpDef("call", None, {}, _call_rule, _call_impl, "other", num_regions=1))
+
+
+def _barrier_impl(*xs):
+    return [x.copy() for x in xs]
+
+
+# Identity on its operands that no pass looks through (no CSE, folding or fusion across it):
+# it keeps recomputed (rematerialized) values from being merged with the originals.
+optimization_barrier = register(OpDef("optimization_barrier", None, {},
+                                      lambda ts, attrs: list(ts), _barrier_impl, "other"))

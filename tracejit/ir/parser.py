@@ -205,7 +205,15 @@ class _Parser:
                     raise ParseError(f"line {line}: an array attribute needs a result type")
                 raw[k] = array_from_text(raw[k], types[0].dtype.np, types[0].shape)
         attrs = opdef.normalize_attrs(raw)
-        op = Op(opdef, operands, attrs, types, loc)
+        regions = []
+        if opdef.num_regions:
+            self.skip_newlines()
+            self.expect("{")
+            for _ in range(opdef.num_regions):
+                regions.append(self.parse_function())
+            self.skip_newlines()
+            self.expect("}")
+        op = Op(opdef, operands, attrs, types, loc, regions)
         for name, r in zip(lhs, op.results):
             if name in env:
                 raise ParseError(f"line {line}: {name} defined twice")

@@ -62,11 +62,18 @@ def print_function(fn: Function, indent: str = "", annotate=None) -> str:
             text = f"{lhs} = {body} : {types}"
         else:
             text = body
-        notes = [n for n in ((annotate(op) if annotate else None), op.loc) if n]
         line = f"{indent}  {text}"
-        if notes:
-            line = f"{line:<60}  # " + "  ".join(notes) if annotate else f"{line}  # {op.loc}"
+        note = annotate(op) if annotate else None
+        if note:
+            line = f"{line:<60}  # [{note}]" + (f" {op.loc}" if op.loc else "")
+        elif op.loc:
+            line = f"{line}  # {op.loc}"
         lines.append(line)
+        if op.regions:
+            # Nested Functions follow their op, between braces, indented.
+            lines.append(f"{indent}  {{")
+            lines.extend(print_function(r, indent + "    ", annotate) for r in op.regions)
+            lines.append(f"{indent}  }}")
     lines.append(f"{indent}  return " + ", ".join(namer[r] for r in fn.results))
     lines.append(f"{indent}}}")
     return "\n".join(lines)

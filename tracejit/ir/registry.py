@@ -58,6 +58,7 @@ class OpDef:
     differentiable: bool = True
     side_effect: bool = False          # kept by DCE even when unused (debug_print)
     meta: dict = field(default_factory=dict)  # stage-neutral facts, e.g. {"numpy": np.tanh}
+    num_regions: int = 0              # ops holding nested Functions (call, control flow)
 
     def normalize_attrs(self, attrs: dict) -> dict:
         unknown = set(attrs) - set(self.attrs)
@@ -68,10 +69,15 @@ class OpDef:
             raise IRTypeError(f"{self.name}: missing attributes {sorted(missing)}")
         return {k: _normalize_attr(self.attrs[k], k, attrs[k]) for k in self.attrs}
 
-    def infer(self, operand_types: list[TensorType], attrs: dict) -> list[TensorType]:
+    def infer(self, operand_types: list[TensorType], attrs: dict,
+              regions: list | tuple = ()) -> list[TensorType]:
         if self.num_operands is not None and len(operand_types) != self.num_operands:
             raise IRTypeError(
                 f"{self.name} takes {self.num_operands} operands, got {len(operand_types)}")
+        if len(regions) != self.num_regions:
+            raise IRTypeError(f"{self.name} holds {self.num_regions} regions, got {len(regions)}")
+        if self.num_regions:
+            return list(self.type_rule(operand_types, attrs, regions))
         return list(self.type_rule(operand_types, attrs))
 
     def __repr__(self) -> str:

@@ -25,7 +25,7 @@ def verify(fn: Function) -> Function:
                 raise VerificationError(f"{where}: operand {v} is used before it is defined")
         try:
             expected = op.opdef.infer([v.type for v in op.operands],
-                                      op.opdef.normalize_attrs(op.attrs))
+                                      op.opdef.normalize_attrs(op.attrs), op.regions)
         except IRTypeError as e:
             raise VerificationError(f"{where}: {e}") from None
         got = [r.type for r in op.results]
