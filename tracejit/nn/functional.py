@@ -1,0 +1,219 @@
+"""Neural-network functions with PyTorch's names, arguments, layouts and semantics.
+
+Each works eagerly on NumPy arrays and under ``jit``, ``grad`` and ``jvp``: they are written
+with NumPy calls, which the tracer captures. Layouts are PyTorch's: NCHW images, OIHW kernels,
+``(out, in)`` linear weights.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracer.tracer import Tracer
+
+
+def _pair(v) -> tuple[int, int]:
+    return (int(v), int(v)) if isinstance(v, (int, np.integer)) else tuple(int(a) for a in v)
+
+
+def _float(x, value):
+    """A Python number as a 0-d array of x's dtype (keeps float32 math in float32)."""
+    return np.asarray(value, dtype=x.dtype)
+
+
+# -- layers ---------------------------------------------------------------------------------
+
+def linear(input, weight, bias=None):
+    out = input @ weight.T
+    return out if bias is None else out + bias
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as in PyTorch) by im2col + one batched matmul.
+
+    The im2col is KH*KW strided slices of the padded input; under jit they are index arithmetic
+    inside one fused copy, and the contraction is a single BLAS call.
+    """
+    sh, sw = _pair(stride)
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    n, c, h, w = input.shape
+    o, cg, kh, kw = weight.shape
+    if c != cg * groups or o % groups:
+        raise ValueError(f"conv2d: input has {c} channels, weight {tuple(weight.shape)} with "
+                         f"groups={groups} expects {cg * groups}")
+    x = np.pad(input, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if (ph or pw) else input
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    patches = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+               for i in range(kh) for j in range(kw)]
+    cols = np.stack(patches, axis=2)                          # n, c, kh*kw, oh, ow
+    outs = []
+    og = o // groups
+    for g in range(groups):
+        cg_cols = cols[:, g * cg:(g + 1) * cg].reshape(n, cg * kh * kw, oh * ow)
+        wg = weight[g * og:(g + 1) * og].reshape(og, cg * kh * kw)
+        outs.append(wg @ cg_cols)                             # n, og, oh*ow
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+    out = out.reshape(n, o, oh, ow)
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out
+
+
+def _windows(input, kernel_size, stride, padding, pad_value):
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(stride if stride is not None else kernel_size)
+    ph, pw = _pair(padding)
+    n, c, h, w = input.shape
+    x = input
+    if ph or pw:
+        x = np.pad(input, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    oh = (h + 2 * ph - kh) // sh + 1
+    ow = (w + 2 * pw - kw) // sw + 1
+    return [x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+            for i in range(kh) for j in range(kw)]
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0):
+    wins = _windows(input, kernel_size, stride, padding, -np.inf)
+    out = wins[0]
+    for win in wins[1:]:
+        out = np.maximum(out, win)
+    return out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0):
+    """Average over each window, counting padding (PyTorch's count_include_pad=True)."""
+    wins = _windows(input, kernel_size, stride, padding, 0.0)
+    out = wins[0]
+    for win in wins[1:]:
+        out = out + win
+    return out / _float(out, len(wins))
+
+
+# -- activations ----------------------------------------------------------------------------
+
+def relu(input):
+    return np.maximum(input, 0.0)
+
+
+def sigmoid(input):
+    if isinstance(input, Tracer):
+        from ..tracer import primitives as P
+        return P.sigmoid(input)
+    return 1.0 / (1.0 + np.exp(-input))
+
+
+def tanh(input):
+    return np.tanh(input)
+
+
+def erf(input):
+    """The error function (NumPy has none): the IR's erf op under tracing, math.erf eagerly."""
+    if isinstance(input, Tracer):
+        from ..tracer import primitives as P
+        return P.erf(input)
+    x = np.asarray(input)
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+def gelu(input, approximate="none"):
+    if approximate == "tanh":
+        c = _float(input, math.sqrt(2.0 / math.pi))
+        return 0.5 * input * (1.0 + np.tanh(c * (input + 0.044715 * input * input * input)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return 0.5 * input * (1.0 + erf(input * _float(input, 1 / math.sqrt(2.0))))
+
+
+def softmax(input, dim):
+    e = np.exp(input - input.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def log_softmax(input, dim):
+    shifted = input - input.max(axis=dim, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+# -- losses ---------------------------------------------------------------------------------
+
+def cross_entropy(input, target):
+    """Mean cross-entropy of logits ``(N, C)`` against integer class targets ``(N,)``."""
+    logp = log_softmax(input, dim=1)
+    picked = np.take_along_axis(logp, target.reshape(-1, 1).astype(np.int64), axis=1)
+    return -picked.mean()
+
+
+def nll_loss(input, target):
+    picked = np.take_along_axis(input, target.reshape(-1, 1).astype(np.int64), axis=1)
+    return -picked.mean()
+
+
+def mse_loss(input, target):
+    d = input - target
+    return (d * d).mean()
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
+        normalized_shape)
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    mean = input.mean(axis=axes, keepdims=True)
+    centered = input - mean
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    out = centered / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def one_hot(tensor, num_classes):
+    """int64 one-hot encoding, shape ``tensor.shape + (num_classes,)`` (as in PyTorch)."""
+    classes = np.arange(num_classes, dtype=np.int64)
+    return (tensor[..., None] == classes).astype(np.int64)
+
+
+# -- dropout --------------------------------------------------------------------------------
+
+_MOD = 2 ** 32
+
+
+def _hash_uniform(shape, seed):
+    """Uniform [0, 1) numbers from a counter-based integer hash of (seed, element index).
+
+    Pure integer arithmetic (exact and identical eagerly, traced and compiled), so dropout is
+    deterministic for a given seed, and a traced seed changes the mask without retracing.
+    """
+    size = int(np.prod(shape)) if shape else 1
+    idx = np.arange(size, dtype=np.int64).reshape(shape)
+    if isinstance(seed, Tracer):
+        seed = seed.astype(np.int64)
+    else:
+        seed = np.int64(seed)
+    h = (idx + (seed % 2 ** 31) * np.int64(0x9E3779B9)) % _MOD
+    for _ in range(2):
+        h = h ^ (h // 65536)
+        h = (h * np.int64(0x45D9F3B)) % _MOD
+    h = h ^ (h // 65536)
+    return h.astype(np.float64) / float(_MOD)
+
+
+def dropout(input, p=0.5, training=True, seed=0):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (PyTorch's rule).
+
+    ``seed`` is an explicit integer (or a traced integer array, so each step can pass a new
+    one without retracing); the same seed gives the same mask.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * _float(input, 0.0)
+    keep = _hash_uniform(input.shape, seed) >= p
+    return np.where(keep, input * _float(input, 1.0 / (1.0 - p)), _float(input, 0.0))

@@ -1,0 +1,150 @@
+"""``Module``: PyTorch's way of writing models, as a pytree so models pass through jit and grad.
+
+Arrays assigned as attributes are parameters, Modules assigned as attributes are submodules,
+everything else (sizes, strides, the ``training`` flag) is static structure: part of the jit
+cache key, so it must be hashable. ``grad(loss)(model, ...)`` returns a Module of the same
+shape whose parameters are the gradients, as in Equinox.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracer.pytree import register_pytree_node
+from ..tracer.tracer import Tracer
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, (np.ndarray, Tracer))
+
+
+class Module:
+    training = True   # static: switching train/eval retraces, as it changes the program
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        register_pytree_node(cls, _flatten_module, lambda aux, ch: _unflatten_module(cls, aux,
+                                                                                     ch))
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.setdefault("_parameters", {})
+        modules = d.setdefault("_modules", {})
+        params.pop(name, None)
+        modules.pop(name, None)
+        d.pop(name, None)
+        if _is_array(value):
+            params[name] = value
+        elif isinstance(value, Module):
+            modules[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if name in d.get("_parameters", {}):
+            return d["_parameters"][name]
+        if name in d.get("_modules", {}):
+            return d["_modules"][name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} must define forward()")
+
+    # -- traversal ------------------------------------------------------------------------------
+    def named_parameters(self, prefix: str = ""):
+        for name, p in self.__dict__.get("_parameters", {}).items():
+            yield prefix + name, p
+        for name, m in self.__dict__.get("_modules", {}).items():
+            yield from m.named_parameters(prefix + name + ".")
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
+
+    def children(self):
+        return list(self.__dict__.get("_modules", {}).values())
+
+    def train(self, mode: bool = True) -> "Module":
+        object.__setattr__(self, "training", mode)
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    # -- state dicts ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {k: np.asarray(v) for k, v in self.named_parameters()}
+
+    def load_state_dict(self, state: dict) -> "Module":
+        own = dict(self.named_parameters())
+        missing, unexpected = set(own) - set(state), set(state) - set(own)
+        if missing or unexpected:
+            raise KeyError(f"load_state_dict: missing {sorted(missing)}, unexpected "
+                           f"{sorted(unexpected)}")
+        for key, value in state.items():
+            *path, name = key.split(".")
+            mod = self
+            for p in path:
+                mod = mod._modules[p]
+            old = mod._parameters[name]
+            value = np.asarray(value)
+            if value.shape != old.shape:
+                raise ValueError(f"load_state_dict: {key} has shape {value.shape}, the model "
+                                 f"expects {old.shape}")
+            mod._parameters[name] = value.astype(old.dtype)
+        return self
+
+    def save(self, path) -> None:
+        """Save the parameters to a NumPy .npz file (keys as in state_dict)."""
+        np.savez(path, **self.state_dict())
+
+    def load(self, path) -> "Module":
+        with np.load(path) as data:
+            return self.load_state_dict({k: data[k] for k in data.files})
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}("]
+        for name, m in self.__dict__.get("_modules", {}).items():
+            lines.append("  (" + name + "): " + repr(m).replace("\n", "\n  "))
+        for name, p in self.__dict__.get("_parameters", {}).items():
+            lines.append(f"  {name}: {p.dtype}{list(p.shape)}")
+        return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
+
+
+def _static_items(m: Module):
+    items = []
+    for k, v in m.__dict__.items():
+        if k in ("_parameters", "_modules"):
+            continue
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(f"{type(m).__name__}.{k} = {v!r} is unhashable; non-array "
+                            "attributes of a Module are static and must be hashable (use a "
+                            "tuple instead of a list)") from None
+        items.append((k, v))
+    return tuple(sorted(items))
+
+
+def _flatten_module(m: Module):
+    params = m.__dict__.get("_parameters", {})
+    modules = m.__dict__.get("_modules", {})
+    children = list(params.values()) + list(modules.values())
+    return children, (tuple(params), tuple(modules), _static_items(m))
+
+
+def _unflatten_module(cls, aux, children):
+    pnames, mnames, static = aux
+    m = object.__new__(cls)
+    d = m.__dict__
+    d["_parameters"] = dict(zip(pnames, children[:len(pnames)]))
+    d["_modules"] = dict(zip(mnames, children[len(pnames):]))
+    d.update(static)
+    return m
+
+
+register_pytree_node(Module, _flatten_module, lambda aux, ch: _unflatten_module(Module, aux, ch))

@@ -1,0 +1,4 @@
+"""Optimizers with functional updates (parameters and state in, new ones out)."""
+from .optimizers import SGD, Adam
+
+__all__ = ["SGD", "Adam"]

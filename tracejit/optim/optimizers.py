@@ -1,0 +1,84 @@
+"""Optimizers as pure functions, so a whole training step runs inside one jitted function.
+
+    opt = Adam(lr=1e-3)
+    state = opt.init(params)
+    params, state = opt.update(grads, state, params)    # inside @jit, with grads from grad()
+
+``params`` may be any pytree of arrays, including an ``nn.Module``. The update formulas are
+PyTorch's (torch.optim.SGD and torch.optim.Adam with their defaults).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracer.pytree import flatten, unflatten
+
+
+def _like(x, v):
+    return np.asarray(v, dtype=x.dtype)
+
+
+class SGD:
+    """SGD with optional momentum, dampening, Nesterov and (L2) weight decay, as in PyTorch."""
+
+    def __init__(self, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        self.lr, self.momentum, self.dampening = lr, momentum, dampening
+        self.weight_decay, self.nesterov = weight_decay, nesterov
+
+    def init(self, params):
+        leaves, _ = flatten(params)
+        return {"step": np.zeros((), np.float32),
+                "momentum": [np.zeros_like(p) for p in leaves] if self.momentum else []}
+
+    def update(self, grads, state, params):
+        ps, tree = flatten(params)
+        gs, _ = flatten(grads)
+        step = state["step"] + 1
+        new_ps, bufs = [], []
+        for i, (p, g) in enumerate(zip(ps, gs)):
+            if self.weight_decay:
+                g = g + _like(g, self.weight_decay) * p
+            if self.momentum:
+                buf = state["momentum"][i]
+                damped = _like(g, self.momentum) * buf + _like(g, 1 - self.dampening) * g
+                # PyTorch starts the buffer at the first gradient, undamped.
+                buf = np.where(step == 1, g, damped)
+                bufs.append(buf)
+                g = g + _like(g, self.momentum) * buf if self.nesterov else buf
+            new_ps.append(p - _like(p, self.lr) * g)
+        return unflatten(tree, new_ps), {"step": step, "momentum": bufs}
+
+
+class Adam:
+    """Adam (Kingma & Ba) with bias correction and L2 weight decay, as torch.optim.Adam."""
+
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        self.lr, self.betas, self.eps, self.weight_decay = lr, tuple(betas), eps, weight_decay
+
+    def init(self, params):
+        leaves, _ = flatten(params)
+        return {"step": np.zeros((), np.float32),
+                "exp_avg": [np.zeros_like(p) for p in leaves],
+                "exp_avg_sq": [np.zeros_like(p) for p in leaves]}
+
+    def update(self, grads, state, params):
+        ps, tree = flatten(params)
+        gs, _ = flatten(grads)
+        b1, b2 = self.betas
+        step = state["step"] + 1
+        # Bias corrections, folded into one step size as PyTorch does.
+        c1 = 1 - _like(step, b1) ** step
+        c2 = 1 - _like(step, b2) ** step
+        new_ps, ms, vs = [], [], []
+        for p, g, m, v in zip(ps, gs, state["exp_avg"], state["exp_avg_sq"]):
+            if self.weight_decay:
+                g = g + _like(g, self.weight_decay) * p
+            m = _like(g, b1) * m + _like(g, 1 - b1) * g
+            v = _like(g, b2) * v + _like(g, 1 - b2) * (g * g)
+            denom = np.sqrt(v) / np.sqrt(c2).astype(p.dtype) + _like(p, self.eps)
+            new_ps.append(p - (_like(p, self.lr) / c1.astype(p.dtype)) * m / denom)
+            ms.append(m)
+            vs.append(v)
+        return unflatten(tree, new_ps), {"step": step, "exp_avg": ms, "exp_avg_sq": vs}
