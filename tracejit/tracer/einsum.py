@@ -10,7 +10,7 @@ from .errors import unsupported
 def _parse(subscripts: str, ndims: list[int]):
     subscripts = subscripts.replace(" ", "")
     if "." in subscripts:
-        raise unsupported("np.einsum with '...'", "write the axes out explicitly")
+        subscripts = _expand_ellipsis(subscripts, ndims)
     if "->" in subscripts:
         lhs, out = subscripts.split("->")
     else:
@@ -24,6 +24,26 @@ def _parse(subscripts: str, ndims: list[int]):
         if len(s) != n:
             raise ValueError(f"einsum: subscripts {s!r} do not match an operand of {n} dims")
     return ins, out
+
+
+def _expand_ellipsis(subscripts: str, ndims: list[int]) -> str:
+    """'...ij,...jk->...ik' -> 'ABij,ABjk->ABik': '...' becomes unused letters, right-aligned."""
+    lhs, arrow, out = subscripts.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ndims):
+        raise ValueError("einsum: number of subscripts does not match number of operands")
+    pool = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+    widest = max((n - len(s.replace("...", "")) for s, n in zip(ins, ndims) if "..." in s),
+                 default=0)
+    letters = "".join(pool[:widest])
+    ins = [s.replace("...", letters[widest - (n - len(s.replace("...", ""))):])
+           for s, n in zip(ins, ndims)]
+    if arrow:
+        out = out.replace("...", letters)
+    else:
+        rest = "".join(ins).translate({ord(c): None for c in letters})
+        out = letters + "".join(sorted(c for c in set(rest) if rest.count(c) == 1))
+    return ",".join(ins) + "->" + out
 
 
 def _reduce_to(x, spec: str, keep: set[str]):

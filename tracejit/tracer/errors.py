@@ -18,7 +18,7 @@ def _is_internal(filename: str) -> bool:
     if f.startswith(_PACKAGE_DIR + os.sep):
         # Our own demo and nn modules are user code from the IR's point of view.
         rel = f[len(_PACKAGE_DIR) + 1:]
-        return not (rel.startswith("nn" + os.sep) or rel == "demo.py")
+        return not rel.startswith(("nn" + os.sep, "optim" + os.sep, "demo" + os.sep))
     return f.startswith(_NUMPY_DIR + os.sep) or filename.startswith("<__array_function__")
 
 
@@ -63,8 +63,13 @@ class TracerError(Exception):
     """Base of the errors raised while tracing, each naming the user's file and line."""
 
 
-class ConcretizationError(TracerError, TypeError):
-    """A traced value was used where Python needs a concrete one."""
+class ConcretizationError(TracerError):
+    """A traced value was used where Python needs a concrete one.
+
+    Not a TypeError itself: NumPy's shape converters (np.zeros(n), x.reshape(n)) swallow a
+    TypeError raised by ``__index__`` and replace it with one that names neither the user's line
+    nor the fix. ``ConcretizationTypeError`` is the TypeError flavour, for bool(), float(), ...
+    """
 
     def __init__(self, what: str, loc: SourceLocation | None, extra: str = ""):
         where = f" at {loc.describe()}" if loc else ""
@@ -79,6 +84,10 @@ class ConcretizationError(TracerError, TypeError):
         super().__init__(msg)
 
 
+class ConcretizationTypeError(ConcretizationError, TypeError):
+    """bool(), float(), int() or np.asarray() of a traced value (a TypeError, as in NumPy)."""
+
+
 class EscapedTracerError(TracerError):
     """A tracer outlived the trace that made it (stored in a global or closure, used later)."""
 
@@ -89,7 +98,7 @@ class UnsupportedError(TracerError, TypeError):
 
 def unsupported(what: str, hint: str = "") -> UnsupportedError:
     loc = user_location()
-    where = f" (at {loc.describe()})" if loc else ""
+    where = f", at {loc.describe()}" if loc else ""
     msg = f"tracejit: {what} is not supported under tracing{where}"
     if hint:
         msg += f"\nWhat to do: {hint}"

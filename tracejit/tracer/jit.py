@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 
 from ..config import config
-from .pytree import flatten, flatten_with_paths, unflatten
+from .errors import _is_internal, user_location
+from .pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
 from .tracer import Tracer
 from .tracing import Traced, trace
 
@@ -45,6 +46,14 @@ def _describe_leaf_key(k) -> str:
     if isinstance(k, type):
         return f"Python {k.__name__} (weak)"
     return str(k)
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel for warnings.warn that points at the user's call, not at tracejit."""
+    frame, level = sys._getframe(2), 2      # 2: the caller of the function calling us
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class _Signature:
@@ -107,15 +116,106 @@ def _hashable(value, name):
     try:
         hash(value)
     except TypeError:
+        loc = user_location()
         raise TypeError(
             f"tracejit: static argument {name!r} has the unhashable type "
-            f"{type(value).__name__}. Static arguments are part of the cache key, so they must "
-            "be hashable: pass a tuple instead of a list, or make the argument dynamic (not "
-            "static) if it is an array.") from None
+            f"{type(value).__name__}." + (f"\n  in the call at {loc.describe()}" if loc else "")
+            + "\nStatic arguments are part of the cache key, so they must be hashable. What "
+            "to do: pass a tuple instead of a list, or make the argument dynamic (not static) "
+            "if it is an array.") from None
     if isinstance(value, (np.ndarray, Tracer)):
         raise TypeError(f"tracejit: static argument {name!r} is an array; arrays must be "
                         "dynamic arguments (remove it from static_argnums)")
     return value
+
+
+class _BoundSelf:
+    """``self`` of a jitted method. Its array attributes (and containers of arrays) are dynamic
+    arguments, so updating ``self.w`` is seen by the next call; its other attributes are static
+    (by value, or by identity when unhashable), so ``self.n_heads`` can be used as a shape.
+    While tracing, the method sees a shallow copy of the object with traced arrays.
+    """
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+
+class _Static:
+    """A static attribute of a method's ``self``: compared by value when it can be frozen into
+    something hashable (lists and dicts of hashables included), else by identity."""
+    __slots__ = ("value", "key")
+
+    def __init__(self, value):
+        self.value = value
+        self.key = _freeze(value)
+
+    def __eq__(self, other):
+        return type(other) is _Static and other.key == self.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+class _Identity:
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Identity and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _freeze(v):
+    if type(v) in (list, tuple):
+        return (type(v), tuple(_freeze(c) for c in v))
+    if type(v) is dict:
+        return (dict, tuple((k, _freeze(c)) for k, c in sorted(v.items(), key=str)))
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return _Identity(v)
+
+
+def _is_array_tree(v) -> bool:
+    if isinstance(v, (np.ndarray, Tracer)):
+        return True
+    if type(v) in (list, tuple) and v:
+        return all(_is_array_tree(c) for c in v)
+    if type(v) is dict and v:
+        return all(_is_array_tree(c) for c in v.values())
+    return False
+
+
+def _flatten_self(b: _BoundSelf):
+    state = vars(b.obj)
+    dyn = sorted(k for k, v in state.items() if _is_array_tree(v))
+    static = tuple((k, _Static(v)) for k, v in sorted(state.items()) if k not in dyn)
+    return [state[k] for k in dyn], (type(b.obj), tuple(dyn), static), [
+        f".{k}" for k in dyn]
+
+
+def _unflatten_self(aux, children):
+    cls, dyn, static = aux
+    obj = object.__new__(cls)
+    obj.__dict__.update({k: v.value for k, v in static})
+    obj.__dict__.update(zip(dyn, children))
+    return obj
+
+
+register_pytree_node(_BoundSelf, _flatten_self, _unflatten_self)
+
+
+def _unwrap_self(args):
+    return [a.obj if type(a) is _BoundSelf else a for a in args]
 
 
 class CompiledEntry:
@@ -133,6 +233,34 @@ class CompiledEntry:
         return unflatten(self._out_tree, outs)
 
 
+def _child_keys(td) -> list[str]:
+    if td.kind is dict:
+        return [f"[{k!r}]" for k in td.aux]
+    if td.kind is _BoundSelf:
+        return [f".{k}" for k in td.aux[1]]
+    if hasattr(td.kind, "_fields"):
+        return [f".{f}" for f in td.kind._fields]
+    return [f"[{i}]" for i in range(len(td.children))]
+
+
+def _tree_changes(old, new, path: str) -> list[tuple[str, str]]:
+    """Where two pytree structures differ: (path, what changed), for retrace explanations."""
+    if old == new:
+        return []
+    if old.kind is _BoundSelf and new.kind is _BoundSelf and old.aux[1] == new.aux[1]:
+        a, b = dict(old.aux[2]), dict(new.aux[2])
+        out = [(f"{path}.{k}", f"static attribute {a.get(k)!r} -> {b.get(k)!r}")
+               for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        if old.aux[0] is not new.aux[0]:
+            out.append((path, f"class {old.aux[0].__name__} -> {new.aux[0].__name__}"))
+        return out + [c for k, o, n in zip(_child_keys(old), old.children, new.children)
+                      for c in _tree_changes(o, n, path + k)]
+    if old.kind != new.kind or old.aux != new.aux or len(old.children) != len(new.children):
+        return [(path, f"pytree structure {old} -> {new}")]
+    return [c for k, o, n in zip(_child_keys(old), old.children, new.children)
+            for c in _tree_changes(o, n, path + k)]
+
+
 class JittedFunction:
     def __init__(self, fn, static_argnums=None, static_argnames=None, backend=None):
         functools.update_wrapper(self, fn)
@@ -146,7 +274,11 @@ class JittedFunction:
         self.trace_count = 0
 
     def __get__(self, obj, objtype=None):
-        return self if obj is None else functools.partial(self, obj)
+        if obj is None:
+            return self
+        if 0 in self._sig.static_nums or not hasattr(obj, "__dict__"):
+            return functools.partial(self, obj)
+        return functools.partial(self, _BoundSelf(obj))
 
     def _key(self, args, kwargs):
         static, dyn_args, dyn_kwargs = self._sig.split(args, kwargs)
@@ -156,13 +288,13 @@ class JittedFunction:
 
     def __call__(self, *args, **kwargs):
         if config.disable_jit:
-            return self.fn(*args, **kwargs)
+            return self.fn(*_unwrap_self(args), **kwargs)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
             if any(type(leaf) is Tracer for leaf in leaves):
                 # Called inside another trace (grad, or an enclosing jit): trace through.
-                return self.fn(*args, **kwargs)
+                return self.fn(*_unwrap_self(args), **kwargs)
             entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
         return entry(leaves)
 
@@ -178,12 +310,12 @@ class JittedFunction:
                      names)
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
-        for leaf_key, leaf in zip(key[2], leaves):
+        for i, (leaf_key, leaf) in enumerate(zip(key[2], leaves)):
             if isinstance(leaf_key, tuple) and leaf_key[:1] == ("other",):
                 # Produces the error that names the argument.
-                from .tracing import abstract_leaf
+                from .tracing import _rename, abstract_leaf
                 _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
-                abstract_leaf(leaf, paths[leaves.index(leaf)])
+                abstract_leaf(leaf, _rename(paths[i], self._sig.arg_names))
         if self._keys:
             self._note_retrace(key, dyn_args, dyn_kwargs)
         traced = self._trace(static, dyn_args, dyn_kwargs)
@@ -215,7 +347,8 @@ class JittedFunction:
                 f"tracejit: {name} has been traced {self.trace_count + 1} times; the argument "
                 f"that keeps changing is {culprit}. Each new shape, dtype, structure or static "
                 "value traces again. Keep shapes fixed (pad batches), or set "
-                "TRACEJIT_EXPLAIN_RETRACE=1 to see every change.", RetraceWarning, stacklevel=3)
+                "TRACEJIT_EXPLAIN_RETRACE=1 to see every change.", RetraceWarning,
+                stacklevel=_user_stacklevel())
 
     def _explain(self, old, new, dyn_args, dyn_kwargs):
         (old_tree, old_static, old_leaves), (new_tree, new_static, new_leaves) = old, new
@@ -227,8 +360,11 @@ class JittedFunction:
                     arg = self._sig._name(k) if isinstance(k, int) else k
                     changes.append((arg, f"static value {o.get(k)!r} -> {n.get(k)!r}"))
         if old_tree != new_tree:
-            changes.append(("the arguments' structure",
-                            f"pytree structure changed: {old_tree} -> {new_tree}"))
+            from .tracing import _rename
+            top = {"": "the arguments", "[0]": "the positional arguments",
+                   "[1]": "the keyword arguments"}
+            changes += [(top.get(p) or _rename(p, self._sig.arg_names), d)
+                        for p, d in _tree_changes(old_tree, new_tree, "")]
             return changes
         _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
         from .tracing import _rename

@@ -14,7 +14,7 @@ from .errors import unsupported
 UFUNCS = {
     np.add: P.add, np.subtract: P.subtract, np.multiply: P.multiply,
     np.true_divide: P.true_divide, np.floor_divide: P.floor_divide,
-    np.remainder: P.remainder, np.power: P.power, np.float_power: None,
+    np.remainder: P.remainder, np.power: P.power,
     np.maximum: P.maximum, np.minimum: P.minimum, np.arctan2: P.arctan2,
     np.equal: P.equal, np.not_equal: P.not_equal, np.less: P.less,
     np.less_equal: P.less_equal, np.greater: P.greater, np.greater_equal: P.greater_equal,
@@ -30,6 +30,13 @@ UFUNCS = {
     np.arcsinh: P.arcsinh, np.arctanh: P.arctanh, np.floor: P.floor, np.ceil: P.ceil,
     np.rint: P.rint, np.trunc: P.trunc, np.logical_not: P.logical_not, np.invert: P.invert,
     np.isnan: P.isnan, np.isinf: P.isinf, np.isfinite: P.isfinite, np.matmul: P.matmul,
+    np.fmax: P.fmax, np.fmin: P.fmin, np.logaddexp: P.logaddexp, np.hypot: P.hypot,
+    np.float_power: P.float_power, np.conjugate: lambda x: P.lift(x),
+    np.deg2rad: lambda x: P.multiply(x, np.pi / 180), np.radians: lambda x: P.multiply(
+        x, np.pi / 180), np.rad2deg: lambda x: P.multiply(x, 180 / np.pi),
+    np.degrees: lambda x: P.multiply(x, 180 / np.pi),
+    np.divmod: lambda a, b: (P.floor_divide(a, b), P.remainder(a, b)),
+    np.vecdot: lambda a, b: P.sum(P.multiply(a, b), axis=-1),
 }
 UFUNCS = {k: v for k, v in UFUNCS.items() if v is not None}
 
@@ -38,25 +45,37 @@ _UFUNC_REDUCE = {np.add: P.sum, np.multiply: P.prod, np.maximum: P.amax, np.mini
 
 
 def handle_ufunc(ufunc, method, inputs, kwargs):
+    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
     if kwargs.get("out") is not None:
-        raise unsupported(f"np.{ufunc.__name__}(..., out=...)",
-                          "assign the result instead: y = np.f(x)")
-    extra = {k: v for k, v in kwargs.items() if k not in ("out", "dtype")}
+        raise unsupported(f"{name}(..., out=...)", "assign the result instead: y = np.f(x)")
+    allowed = ("out", "dtype") + (("axis", "keepdims") if method == "reduce" else ())
+    extra = {k: v for k, v in kwargs.items() if k not in allowed}
     if extra:
-        raise unsupported(f"np.{ufunc.__name__} with argument(s) {sorted(extra)}")
+        raise unsupported(f"{name} with argument(s) {sorted(extra)}",
+                          "call it without them, or open an issue")
+    dtype = kwargs.get("dtype")
     if method == "reduce" and ufunc in _UFUNC_REDUCE:
         (x,) = inputs
-        return _UFUNC_REDUCE[ufunc](x, axis=kwargs.get("axis", 0),
-                                    keepdims=kwargs.get("keepdims", False))
-    if method != "__call__":
-        raise unsupported(f"np.{ufunc.__name__}.{method}")
+        out = _UFUNC_REDUCE[ufunc](x, axis=kwargs.get("axis", 0),
+                                   keepdims=kwargs.get("keepdims", False))
+        return out if dtype is None else P.astype(out, dtype)
     fn = UFUNCS.get(ufunc)
+    if method == "outer" and fn is not None and len(inputs) == 2:
+        a, b = P.lift_all(*inputs)
+        fn = UFUNCS[ufunc]
+        return fn(P.reshape(a, a.shape + (1,) * b.ndim), b)
+    if method != "__call__":
+        raise unsupported(name, "write it with supported NumPy functions, or open an issue")
     if fn is None:
-        raise unsupported(f"the NumPy function np.{ufunc.__name__}",
+        raise unsupported(f"the NumPy function {name}",
                           "write it with supported NumPy functions, or open an issue")
+    if dtype is not None and ufunc.nout == 1 and ufunc.types and "?" not in ufunc.types[0][-1:]:
+        # NumPy computes in the requested dtype: cast the (non-Python-scalar) inputs first.
+        inputs = [x if isinstance(x, (bool, int, float)) else P.astype(x, dtype)
+                  for x in inputs]
     out = fn(*inputs)
-    if kwargs.get("dtype") is not None:
-        out = P.astype(out, kwargs["dtype"])
+    if dtype is not None:
+        out = P.astype(out, dtype)
     return out
 
 
@@ -208,6 +227,153 @@ def _tile(a, reps):
     return x
 
 
+def _array_split(ary, indices_or_sections, axis=0):
+    x = P.lift(ary)
+    if not isinstance(indices_or_sections, (int, np.integer)):
+        return _split(x, indices_or_sections, axis)
+    n, k = x.shape[P.normalize_axis(axis, x.ndim)], int(indices_or_sections)
+    sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
+    return _split(x, np.cumsum(sizes)[:-1].tolist(), axis)
+
+
+def _dstack(tup):
+    xs = [P.reshape(x, (1, -1, 1)) if x.ndim <= 1 else (P.expand_dims(x, -1) if x.ndim == 2
+                                                         else x) for x in P.lift_all(*tup)]
+    return P.concatenate(xs, axis=2)
+
+
+def _column_stack(tup):
+    xs = [P.reshape(x, (-1, 1)) if x.ndim < 2 else x for x in P.lift_all(*tup)]
+    return P.concatenate(xs, axis=1)
+
+
+def _diff(a, n=1, axis=-1, prepend=None, append=None):
+    x = P.lift(a)
+    if prepend is not None or append is not None:
+        raise unsupported("np.diff with prepend= or append=", "concatenate them first")
+    axis = P.normalize_axis(axis, x.ndim)
+    for _ in range(n):
+        m = x.shape[axis]
+        lo, hi = [0] * x.ndim, list(x.shape)
+        hi[axis] = max(m - 1, 0)
+        first = P.slice_(x, lo, hi, [1] * x.ndim)
+        lo[axis], hi[axis] = min(1, m), m
+        rest = P.slice_(x, lo, hi, [1] * x.ndim)
+        x = P.logical_xor(rest, first) if x.dtype == np.bool_ else P.subtract(rest, first)
+    return x
+
+
+def _roll(a, shift, axis=None):
+    x = P.lift(a)
+    if axis is None:
+        return P.reshape(_roll(P.reshape(x, (-1,)), shift, 0), x.shape)
+    shifts = np.broadcast_to(shift, np.shape(axis)).tolist() if np.ndim(axis) else [shift]
+    for ax, sh in zip(np.atleast_1d(axis).tolist(), np.atleast_1d(shifts).tolist()):
+        ax = P.normalize_axis(ax, x.ndim)
+        n = x.shape[ax]
+        if n:
+            x = P.take(x, (np.arange(n) - int(sh)) % n, ax)
+    return x
+
+
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    x = P.lift(a)
+    a1, a2 = P.normalize_axis(axis1, x.ndim), P.normalize_axis(axis2, x.ndim)
+    n1, n2 = x.shape[a1], x.shape[a2]
+    rows = np.arange(max(0, -offset), min(n1, n2 - offset))
+    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    x = P.transpose(x, rest + [a1, a2])
+    lead = len(rest)
+    return P.gather_linear(x, [P.lift(rows, x._trace), P.lift(rows + offset, x._trace)],
+                           [lead, lead + 1])
+
+
+def _diag(v, k=0):
+    x = P.lift(v)
+    if x.ndim == 2:
+        return _diagonal(x, k)
+    if x.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = x.shape[0] + abs(k)
+    on = P.equal(P.subtract(P.iota((n, n), 1, trace=x._trace),
+                            P.iota((n, n), 0, trace=x._trace)), k)
+    # Along the k-th diagonal, v's index is the row (k >= 0) or the column (k < 0).
+    vals = P.take(x, np.minimum(np.arange(n), x.shape[0] - 1), 0)
+    vals = P.reshape(vals, (n, 1) if k >= 0 else (1, n))
+    return P.where(on, P.broadcast_to(vals, (n, n)), np.zeros((), x.dtype))
+
+
+def _trace_fn(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return P.sum(_diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    dtype = P.result_dtype(*choicelist, default)     # Python scalars weak, as in NumPy 2
+    out = P.astype(P.lift(default, P._trace_of(*condlist, *choicelist)), dtype)
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = P.where(cond, P.astype(P.lift(choice, out._trace), dtype), out)
+    return out
+
+
+def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    if returned:
+        raise unsupported("np.average(returned=True)", "compute the weight sum separately")
+    if weights is None:
+        return P.mean(a, axis, keepdims)
+    x, w = P.lift_all(a, weights)
+    if w.shape != x.shape:
+        if axis is None or w.ndim != 1:
+            raise unsupported("np.average with weights of a different shape and no axis")
+        ax = P.normalize_axis(axis, x.ndim)
+        w = P.reshape(w, [w.shape[0] if i == ax else 1 for i in range(x.ndim)])
+    return P.true_divide(P.sum(P.multiply(x, w), axis, keepdims),
+                         P.sum(P.broadcast_to(w, x.shape), axis, keepdims))
+
+
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = P.lift_all(a, b)
+    close = P.less_equal(P.absolute(P.subtract(a, b)),
+                         P.add(atol, P.multiply(rtol, P.absolute(b))))
+    close = P.logical_or(close, P.equal(a, b))     # equal infinities
+    if equal_nan:
+        close = P.logical_or(close, P.logical_and(P.isnan(a), P.isnan(b)))
+    return close
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = P.lift(x)
+    if x.dtype.kind != "f":
+        return x
+    info = np.finfo(x.dtype)
+    x = P.where(P.isnan(x), np.asarray(nan, x.dtype), x)
+    x = P.where(P.logical_and(P.isinf(x), P.greater(x, 0)),
+                np.asarray(info.max if posinf is None else posinf, x.dtype), x)
+    return P.where(P.logical_and(P.isinf(x), P.less(x, 0)),
+                   np.asarray(info.min if neginf is None else neginf, x.dtype), x)
+
+
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    return P.sum(P.to_bool(a), axis, keepdims)
+
+
+def _ptp(a, axis=None, out=None, keepdims=False):
+    return P.subtract(P.amax(a, axis, keepdims), P.amin(a, axis, keepdims))
+
+
+def _broadcast_arrays(*args, subok=False):
+    xs = P.lift_all(*args)
+    shape = np.broadcast_shapes(*(x.shape for x in xs))
+    return tuple(P.broadcast_to(x, shape) for x in xs)
+
+
+def _vector_norm(x, axis=None, keepdims=False, ord=2):
+    return _linalg_norm(x, None if ord == 2 else ord, axis, keepdims)
+
+
 FUNCTIONS = {
     np.sum: _reduction(P.sum), np.prod: _reduction(P.prod), np.mean: _reduction(P.mean),
     np.var: _var(P.var), np.std: _var(P.std),
@@ -249,6 +415,15 @@ FUNCTIONS = {
     np.copy: lambda a, order="K", subok=False: P.lift(a),
     np.result_type: lambda *xs: np.result_type(*(x.dtype if hasattr(x, "_trace") else x
                                                  for x in xs)),
+    np.array_split: _array_split, np.fliplr: lambda m: P.flip(m, 1),
+    np.flipud: lambda m: P.flip(m, 0), np.dstack: _dstack, np.column_stack: _column_stack,
+    np.atleast_3d: _atleast(3), np.diff: _diff, np.roll: _roll, np.diagonal: _diagonal,
+    np.diag: _diag, np.trace: _trace_fn, np.select: _select, np.average: _average,
+    np.isclose: _isclose, np.nan_to_num: _nan_to_num, np.count_nonzero: _count_nonzero,
+    np.ptp: _ptp, np.broadcast_arrays: _broadcast_arrays,
+    np.astype: lambda x, dtype, /, *, copy=True, device=None: P.astype(x, dtype),
+    np.matrix_transpose: lambda x, /: P.swapaxes(x, -1, -2),
+    np.linalg.vector_norm: _vector_norm,
     np.cumsum: None,
 }
 

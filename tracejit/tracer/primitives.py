@@ -14,8 +14,8 @@ import numpy as np
 
 from ..ir import dtypes, ops
 from ..ir.dtypes import DType
-from ..ir.types import broadcast_shapes
-from .errors import unsupported
+from ..ir import types as _types
+from .errors import unsupported, user_location
 from .trace import Trace, check_alive, current_trace
 from .tracer import Tracer
 
@@ -64,9 +64,27 @@ def lift(x, trace: Trace | None = None) -> Tracer:
         dtypes.as_dtype(x.dtype)
         return constant(x, trace=trace)
     if isinstance(x, (list, tuple)):
+        if _has_tracer(x):
+            # [t0, t1, ...] as np.asarray would see it: stacked, promoted without weak scalars.
+            d = _sequence_dtype(x)
+            return stack([convert(lift(e, trace), d) for e in x]) if x else constant(
+                np.zeros(0), trace=trace)
         return constant(np.asarray(x), trace=trace)
     raise unsupported(f"an operand of type {type(x).__name__}",
                       "pass NumPy arrays, Python numbers or traced values")
+
+
+def _has_tracer(seq) -> bool:
+    return builtins.any(isinstance(e, Tracer) or (isinstance(e, (list, tuple)) and
+                                                   _has_tracer(e)) for e in seq)
+
+
+def _sequence_dtype(seq) -> DType:
+    def leaf_dtypes(e):
+        if isinstance(e, (list, tuple)):
+            return [d for c in e for d in leaf_dtypes(c)]
+        return [dt(e).np if isinstance(e, Tracer) else np.asarray(e).dtype]
+    return dtypes.as_dtype(np.result_type(*leaf_dtypes(seq)))
 
 
 def lift_all(*xs) -> list[Tracer]:
@@ -80,6 +98,17 @@ def dt(x: Tracer) -> DType:
 
 # ---------------------------------------------------------------------------------------------
 # Promotion and broadcasting
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """NumPy's broadcast shape; a clash is a ValueError naming the shapes and the user's line."""
+    try:
+        return _types.broadcast_shapes(*shapes)
+    except ValueError as e:
+        loc = user_location()
+        where = f" at {loc.describe()}" if loc else ""
+        raise ValueError(f"tracejit: operands could not be broadcast together: {e}{where}"
+                         ) from None
 
 
 def convert(x: Tracer, dtype: DType, weak=False) -> Tracer:
@@ -97,7 +126,6 @@ def broadcast_to(x, shape) -> Tracer:
         return x
     if len(shape) < x.ndim:
         raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
-    broadcast_shapes(x.shape, shape)
     if broadcast_shapes(x.shape, shape) != shape:
         raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
     # Drop the size-1 dims that grow, so the IR says exactly which dims are new.
@@ -116,6 +144,8 @@ def abstract(x) -> tuple[DType, bool]:
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         return dtypes.default_dtype_for_weak(dtypes.weak_kind_of(x)), True
     if isinstance(x, (list, tuple)):
+        if _has_tracer(x):
+            return _sequence_dtype(x), False
         x = np.asarray(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return dtypes.as_dtype(x.dtype), False
@@ -135,7 +165,7 @@ def promote(*xs, dtype: DType | None = None) -> list[Tracer]:
     weak = builtins.all(abstract(x)[1] for x in xs)
     ts = []
     for x in xs:
-        if isinstance(x, Tracer):
+        if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and _has_tracer(x)):
             ts.append(convert(lift(x, trace), target, weak))
         else:  # a constant: make it in the target dtype directly
             ts.append(constant(np.asarray(x, dtype=target.np), trace=trace, weak=weak))
@@ -214,6 +244,39 @@ def minimum(a, b):
 
 def arctan2(a, b):
     return _binary(ops.arctan2, a, b, dtype=_float_result(a, b))
+
+
+def fmax(a, b):
+    """maximum that ignores NaN: the other operand wins."""
+    a, b = promote(a, b, dtype=_numeric("fmax", a, b))
+    if not dt(a).is_float:
+        return maximum(a, b)
+    return where(isnan(b), a, where(isnan(a), b, maximum(a, b)))
+
+
+def fmin(a, b):
+    a, b = promote(a, b, dtype=_numeric("fmin", a, b))
+    if not dt(a).is_float:
+        return minimum(a, b)
+    return where(isnan(b), a, where(isnan(a), b, minimum(a, b)))
+
+
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|))."""
+    a, b = promote(a, b, dtype=_float_result(a, b))
+    m = maximum(a, b)
+    return where(equal(a, b), add(a, np.asarray(math.log(2), dt(a).np)),
+                 add(m, log1p(exp(negative(absolute(subtract(a, b)))))))
+
+
+def hypot(a, b):
+    a, b = promote(a, b, dtype=_float_result(a, b))
+    return sqrt(add(multiply(a, a), multiply(b, b)))
+
+
+def float_power(a, b):
+    a, b = promote(a, b, dtype=dtypes.float64)
+    return power(a, b)
 
 
 def _compare(opdef):

@@ -51,9 +51,10 @@ def _children(obj):
         return "none", None, [], []
     t = type(obj)
     if t in _NODES:
-        children, aux = _NODES[t][0](obj)
-        children = list(children)
-        return t, aux, children, [f".{i}" for i in range(len(children))]
+        flat = _NODES[t][0](obj)      # (children, aux) or (children, aux, child key names)
+        children = list(flat[0])
+        keys = list(flat[2]) if len(flat) > 2 else [f".{i}" for i in range(len(children))]
+        return t, flat[1], children, keys
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return t, None, list(obj), [f".{f}" for f in obj._fields]
     if t is tuple or t is list:

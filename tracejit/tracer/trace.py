@@ -65,10 +65,13 @@ def current_trace() -> Trace | None:
 def check_alive(tracer) -> None:
     if not tracer._trace.active:
         loc = user_location()
+        created = tracer._loc.describe() if tracer._loc else "an unknown place"
+        used = loc.describe() if loc else "an unknown place"
         raise EscapedTracerError(
             "tracejit: a traced value was used after the trace that created it had finished "
-            f"(created at {tracer._loc.describe() if tracer._loc else 'an unknown place'}"
-            f"; used at {loc.describe() if loc else 'an unknown place'}).\n"
+            "(an escaped tracer).\n"
+            f"  created at {created}\n"
+            f"  used at {used}\n"
             "This happens when a value computed inside a jitted or differentiated function is "
             "stored in a global, an attribute or a closure and used later. What to do: return "
             "the value from the function instead of storing it.")

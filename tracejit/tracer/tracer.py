@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Value, dtypes
-from .errors import ConcretizationError, unsupported, user_location
+from .errors import (ConcretizationError, ConcretizationTypeError, unsupported,
+                     user_location)
 from .trace import Trace, check_alive
 
 
@@ -58,33 +59,36 @@ class Tracer:
 
     # -- concreteness errors ------------------------------------------------------------------
     def __bool__(self):
-        raise ConcretizationError("Using a traced value as a condition (if, while, and/or, "
-                                  "bool())", user_location())
+        raise ConcretizationTypeError("Using a traced value as a condition (if, while, "
+                                      "and/or, bool())", user_location())
 
     def __float__(self):
-        raise ConcretizationError("float() of a traced value", user_location())
+        raise ConcretizationTypeError("float() of a traced value", user_location())
 
     def __int__(self):
-        raise ConcretizationError("int() of a traced value", user_location())
+        raise ConcretizationTypeError("int() of a traced value", user_location())
 
     def __index__(self):
-        raise ConcretizationError("Using a traced value as an index or size", user_location())
+        # Not a TypeError: NumPy would swallow that and raise its own, naming nothing.
+        raise ConcretizationError("Using a traced value as a Python int (a shape, size, "
+                                  "slice bound or range)", user_location())
 
     def __complex__(self):
-        raise ConcretizationError("complex() of a traced value", user_location())
+        raise ConcretizationTypeError("complex() of a traced value", user_location())
 
     def __array__(self, dtype=None, copy=None):
-        raise ConcretizationError(
+        raise ConcretizationTypeError(
             "Converting a traced value to a NumPy array (np.asarray, np.array, .tolist())",
             user_location(),
             "Inside a jitted function the value is already array-like: drop the conversion, "
-            "or use .astype(dtype) to change its dtype.")
+            "use .astype(dtype) to change its dtype, or np.stack([...]) to build an array from "
+            "traced values.")
 
     def tolist(self):
         self.__array__()
 
-    def item(self):
-        raise ConcretizationError(".item() of a traced value", user_location())
+    def item(self, *args):
+        raise ConcretizationTypeError(".item() of a traced value", user_location())
 
     def __hash__(self):
         raise TypeError("traced values are unhashable (they have no value yet)")
@@ -156,38 +160,99 @@ class Tracer:
     def astype(self, dtype, copy=True):
         return P.astype(self, dtype)
 
-    def sum(self, axis=None, dtype=None, keepdims=False):
+    # Signatures follow ndarray's, so positional arguments mean what they mean in NumPy.
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_out("sum", out)
         return P.sum(self, axis, keepdims, dtype)
 
-    def prod(self, axis=None, dtype=None, keepdims=False):
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_out("prod", out)
         return P.prod(self, axis, keepdims, dtype)
 
-    def mean(self, axis=None, dtype=None, keepdims=False):
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        _no_out("mean", out)
         return P.mean(self, axis, keepdims, dtype)
 
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        _no_out("var", out)
         return P.var(self, axis, keepdims, ddof)
 
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        _no_out("std", out)
         return P.std(self, axis, keepdims, ddof)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, out=None, keepdims=False):
+        _no_out("max", out)
         return P.amax(self, axis, keepdims)
 
-    def min(self, axis=None, keepdims=False):
+    def min(self, axis=None, out=None, keepdims=False):
+        _no_out("min", out)
         return P.amin(self, axis, keepdims)
 
-    def argmax(self, axis=None, keepdims=False):
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        _no_out("argmax", out)
         return P.argmax(self, axis, keepdims)
 
-    def argmin(self, axis=None, keepdims=False):
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        _no_out("argmin", out)
         return P.argmin(self, axis, keepdims)
 
-    def all(self, axis=None, keepdims=False):
+    def all(self, axis=None, out=None, keepdims=False):
+        _no_out("all", out)
         return P.all(self, axis, keepdims)
 
-    def any(self, axis=None, keepdims=False):
+    def any(self, axis=None, out=None, keepdims=False):
+        _no_out("any", out)
         return P.any(self, axis, keepdims)
+
+    def round(self, decimals=0, out=None):
+        _no_out("round", out)
+        return np.round(self, decimals)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def ptp(self, axis=None, keepdims=False):
+        return np.ptp(self, axis, keepdims=keepdims)
+
+    def conj(self):
+        return self
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def mT(self):
+        return P.swapaxes(self, -1, -2)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __divmod__(self, o): return P.floor_divide(self, o), P.remainder(self, o)
+    def __rdivmod__(self, o): return P.floor_divide(o, self), P.remainder(o, self)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        raise unsupported("x.sort() (in place)", "there is no sort under tracing yet")
 
     def clip(self, min=None, max=None):
         return P.clip(self, min, max)
@@ -211,6 +276,11 @@ class Tracer:
 
     def take(self, indices, axis=None):
         return P.take(self, indices, axis)
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise unsupported(f"x.{name}(out=...)", "assign the result instead")
 
 
 from . import primitives as P  # noqa: E402  (primitives needs Tracer defined)

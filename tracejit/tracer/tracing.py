@@ -9,6 +9,7 @@ import numpy as np
 from ..ir import Function, TensorType, dtypes, verify
 from ..ir.passes import dce
 from . import primitives as P
+from .errors import user_location
 from .pytree import TreeDef, flatten, flatten_with_paths, unflatten
 from .trace import Trace
 from .tracer import Tracer
@@ -28,9 +29,11 @@ def abstract_leaf(leaf, path: str = "") -> tuple[TensorType, bool]:
         return TensorType(dtypes.default_dtype_for_weak(dtypes.weak_kind_of(leaf)), ()), True
     if isinstance(leaf, (np.ndarray, np.generic)):
         return TensorType(dtypes.as_dtype(leaf.dtype), leaf.shape), False
+    loc = user_location()
     raise TypeError(
         f"tracejit: argument {path or '?'} has type {type(leaf).__name__}, which is not an "
-        "array. Pass NumPy arrays, Python numbers, or tuples/lists/dicts of them; mark other "
+        "array." + (f"\n  in the call at {loc.describe()}" if loc else "") + "\nWhat to do: "
+        "pass NumPy arrays, Python numbers, or tuples/lists/dicts of them; mark other "
         "arguments static with static_argnums=... or static_argnames=...")
 
 
