@@ -21,11 +21,16 @@ def interpret(fn: Function, args: list) -> list[np.ndarray]:
         env[p] = a
     for op in fn.ops:
         args = [env[v] for v in op.operands]
-        if op.regions:
-            out = op.opdef.impl(*args, regions=op.regions, **op.attrs)
-        else:
-            out = op.opdef.impl(*args, **op.attrs)
+        # IEEE semantics: nan/inf results (and integer wrap-around) are values, not warnings.
+        with np.errstate(all="ignore"):
+            if op.regions:
+                out = op.opdef.impl(*args, regions=op.regions, **op.attrs)
+            else:
+                out = op.opdef.impl(*args, **op.attrs)
         outs = out if isinstance(out, list) else [out]
+        if len(outs) != len(op.results):
+            raise RuntimeError(f"{op.name} computed {len(outs)} results for "
+                               f"{len(op.results)} values")
         for r, o in zip(op.results, outs):
             o = np.asarray(o)
             if o.dtype != r.type.dtype.np:

@@ -7,7 +7,7 @@ import re
 from . import dtypes
 from .graph import Function, Op, Value
 from .literals import array_from_text, parse_scalar
-from .registry import lookup
+from .registry import OPS, IRTypeError
 from .types import TensorType
 
 
@@ -19,7 +19,7 @@ _TOKEN = re.compile(r"""
     (?P<comment>\#[^\n]*)
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<value>%[A-Za-z0-9_.]+)
-  | (?P<func>@[A-Za-z0-9_.]+)
+  | (?P<func>@(?:[A-Za-z0-9_.]+|"(?:[^"\\]|\\.)*"))
   | (?P<number>-?(?:inf|nan|\d+(?:\.\d*)?(?:e[-+]?\d+)?)(?![A-Za-z0-9_]))
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<arrow>->)
@@ -83,13 +83,19 @@ class _Parser:
         kind, tok, line = self.next()
         if kind != "ident" or not dtypes.is_short_name(tok):
             raise ParseError(f"line {line}: expected a type like f32[2,3], got {tok!r}")
-        return TensorType(dtypes.from_short(tok), self.parse_int_list())
+        shape = self.parse_int_list()
+        if any(d < 0 for d in shape):
+            raise ParseError(f"line {line}: negative dimension in {tok}{list(shape)}")
+        return TensorType(dtypes.from_short(tok), shape)
 
     def parse_int_list(self):
         self.expect("[")
         items = []
         while not self.at("]"):
-            items.append(int(self.expect(kind="number")[1]))
+            kind, tok, line = self.expect(kind="number")
+            if not tok.lstrip("-").isdigit():
+                raise ParseError(f"line {line}: expected an integer, got {tok!r}")
+            items.append(int(tok))
             if not self.at("]"):
                 self.expect(",")
         self.expect("]")
@@ -120,7 +126,10 @@ class _Parser:
     def parse_function(self) -> Function:
         self.skip_newlines()
         self.expect("func")
+        header_line = self.toks[self.i][2]
         name = self.expect(kind="func")[1][1:]
+        if name.startswith('"'):
+            name = json.loads(name)
         env: dict[str, Value] = {}
         params = []
         self.expect("(")
@@ -129,7 +138,7 @@ class _Parser:
             self.expect(":")
             v = Value(self.parse_type(), None, vname[1:])
             if vname in env:
-                raise ParseError(f"parameter {vname} defined twice")
+                raise ParseError(f"line {header_line}: parameter {vname} defined twice")
             env[vname] = v
             params.append(v)
             if not self.at(")"):
@@ -137,8 +146,9 @@ class _Parser:
         self.expect(")")
         self.expect(kind="arrow")
         self.expect("(")
+        declared = []
         while not self.at(")"):
-            self.parse_type()
+            declared.append(self.parse_type())
             if not self.at(")"):
                 self.expect(",")
         self.expect(")")
@@ -149,12 +159,17 @@ class _Parser:
             if self.at("return"):
                 break
             ops.append(self.parse_op(env))
-        self.expect("return")
+        return_line = self.expect("return")[2]
         results = []
         while self.toks[self.i][0] == "value":
             results.append(self._use(env, self.next()))
-            if self.at(","):
-                self.next()
+            if not self.at(","):
+                break
+            self.next()
+        got = [r.type for r in results]
+        if got != declared:
+            raise ParseError(f"line {return_line}: @{name} declares results "
+                             f"{[str(t) for t in declared]} but returns {[str(t) for t in got]}")
         self.skip_newlines()
         self.expect("}")
         return Function(name, params, ops, results)
@@ -174,12 +189,16 @@ class _Parser:
                     break
                 self.next()
             self.expect("=")
-        opdef = lookup(self.expect(kind="ident")[1])
+        opname = self.expect(kind="ident")[1]
+        if opname not in OPS:
+            raise ParseError(f"line {line}: unknown op {opname!r}")
+        opdef = OPS[opname]
         operands = []
         while self.toks[self.i][0] == "value":
             operands.append(self._use(env, self.next()))
-            if self.at(","):
-                self.next()
+            if not self.at(","):
+                break
+            self.next()
         raw = {}
         while self.toks[self.i][0] == "ident" and self.toks[self.i + 1][1] == "=":
             key = self.next()[1]
@@ -203,8 +222,15 @@ class _Parser:
             if kind == "array" and k in raw:
                 if not types:
                     raise ParseError(f"line {line}: an array attribute needs a result type")
-                raw[k] = array_from_text(raw[k], types[0].dtype.np, types[0].shape)
-        attrs = opdef.normalize_attrs(raw)
+                try:
+                    raw[k] = array_from_text(raw[k], types[0].dtype.np, types[0].shape)
+                except (ValueError, TypeError, OverflowError) as e:
+                    raise ParseError(f"line {line}: attribute {k} does not fit "
+                                     f"{types[0]}: {e}") from None
+        try:
+            attrs = opdef.normalize_attrs(raw)
+        except (IRTypeError, ValueError, TypeError) as e:
+            raise ParseError(f"line {line}: {e}") from None
         regions = []
         if opdef.num_regions:
             self.skip_newlines()

@@ -4,12 +4,19 @@
 """
 from __future__ import annotations
 
+import json
 import re
 
 from .graph import Function, Value
 from .literals import format_attr
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_FUNC_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
+
+
+def _loc(loc: str) -> str:
+    """A location on one line, as the parser reads it back (a comment runs to the line's end)."""
+    return re.sub(r"\s*[\r\n]+\s*", " ", loc).strip()
 
 
 def _type_list(types) -> str:
@@ -25,7 +32,10 @@ class _Namer:
     def param(self, v: Value, index: int) -> str:
         name = v.name if v.name and _IDENT.match(v.name) and not v.name[0].isdigit() else None
         if name is None or name in self.taken:
-            name = f"arg{index}"
+            name, k = f"arg{index}", 0
+            while name in self.taken:  # a named parameter may already be called argN
+                k += 1
+                name = f"arg{index}_{k}"
         self.taken.add(name)
         self.names[v] = "%" + name
         return self.names[v]
@@ -50,7 +60,8 @@ def print_function(fn: Function, indent: str = "", annotate=None) -> str:
     """annotate(op) -> str | None adds a note after an op (used to show fusion groups)."""
     namer = _Namer()
     params = ", ".join(f"{namer.param(p, i)}: {p.type}" for i, p in enumerate(fn.params))
-    lines = [f"{indent}func @{fn.name}({params}) -> {_type_list(fn.result_types)} {{"]
+    fname = fn.name if _FUNC_NAME.match(fn.name) else json.dumps(fn.name)  # "<lambda>"
+    lines = [f"{indent}func @{fname}({params}) -> {_type_list(fn.result_types)} {{"]
     for op in fn.ops:
         operands = ", ".join(namer[v] for v in op.operands)
         attrs = " ".join(f"{k}={format_attr(kind, op.attrs[k])}"
@@ -64,10 +75,11 @@ def print_function(fn: Function, indent: str = "", annotate=None) -> str:
             text = body
         line = f"{indent}  {text}"
         note = annotate(op) if annotate else None
+        loc = _loc(op.loc) if op.loc else ""
         if note:
-            line = f"{line:<60}  # [{note}]" + (f" {op.loc}" if op.loc else "")
-        elif op.loc:
-            line = f"{line}  # {op.loc}"
+            line = f"{line:<60}  # [{note}]" + (f" {loc}" if loc else "")
+        elif loc:
+            line = f"{line}  # {loc}"
         lines.append(line)
         if op.regions:
             # Nested Functions follow their op, between braces, indented.

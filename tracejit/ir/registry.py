@@ -76,9 +76,12 @@ class OpDef:
                 f"{self.name} takes {self.num_operands} operands, got {len(operand_types)}")
         if len(regions) != self.num_regions:
             raise IRTypeError(f"{self.name} holds {self.num_regions} regions, got {len(regions)}")
-        if self.num_regions:
-            return list(self.type_rule(operand_types, attrs, regions))
-        return list(self.type_rule(operand_types, attrs))
+        try:
+            if self.num_regions:
+                return list(self.type_rule(operand_types, attrs, regions))
+            return list(self.type_rule(operand_types, attrs))
+        except ValueError as e:  # e.g. a negative dimension in a result shape
+            raise IRTypeError(f"{self.name}: {e}") from None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"

@@ -26,7 +26,7 @@ def verify(fn: Function) -> Function:
         try:
             expected = op.opdef.infer([v.type for v in op.operands],
                                       op.opdef.normalize_attrs(op.attrs), op.regions)
-        except IRTypeError as e:
+        except (IRTypeError, ValueError, TypeError) as e:  # also unconvertible attributes
             raise VerificationError(f"{where}: {e}") from None
         got = [r.type for r in op.results]
         if expected != got:

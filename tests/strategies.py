@@ -1,0 +1,397 @@
+"""Hypothesis strategies for random, valid IR programs and inputs they run on.
+
+Shared by the IR text tests and, for differential testing, by later stages (backends,
+autodiff): ``random_programs(...)`` draws ``(Function, inputs)`` where ``Function`` verifies and
+``interpret(Function, inputs)`` runs without error.
+
+What it generates (so a differential test knows what to expect):
+- params of random dtype/shape (rank <= ``max_rank``, dims in 0..``max_dim``), sometimes named
+  (also ``argN``-like names that collide with the printer's fallback names);
+- ops drawn from ``GENERATORS`` (every op of ``tracejit.ir.OPS``; ``allow`` restricts them);
+  an operand of a needed type is taken from the values so far or made a fresh param;
+- constants of every dtype, 0-d to >32 elements (the base64 text form), with nan, +-inf, -0.0
+  and int64 extremes when ``special_values``; ``debug_print`` with quotes, '#', ':', unicode;
+  ``loc`` strings on ops; ``call`` with a random nested body;
+- inputs: ints in [-50, 50], finite floats in [-10, 10] (plus nan/inf/-0.0 when
+  ``special_values``), random bools.
+Run-time hazards it avoids: take/scatter_add indices are in-range constants; integer power
+exponents are constants in 0..3; integer floor_divide/remainder divisors are constants in
+{-5..-2, 1..5} (no division by zero, no INT_MIN // -1). It does NOT avoid float nan/inf or
+integer overflow (wraps), or converting non-finite floats to ints (NumPy's value is
+platform-defined): exclude ``convert`` with ``allow`` if a backend differs there.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from tracejit.ir import OPS, Builder, TensorType, as_dtype, ops
+
+ALL_DTYPES = ("bool", "i32", "i64", "f32", "f64")
+_UNARY = {name for name, d in OPS.items()
+          if d.category == "elementwise" and d.meta.get("arity") == 1 and not d.attrs}
+_BINARY = {name for name, d in OPS.items()
+           if d.category == "elementwise" and d.meta.get("arity") == 2}
+# dtype kinds each elementwise op accepts (its rule is the truth; tests/test_ir_ops pins it)
+FLOAT_ONLY = {"exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+              "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "erf", "logistic",
+              "floor", "ceil", "round", "isnan", "isinf", "isfinite", "div", "arctan2"}
+BOOL_ONLY = {"logical_not", "logical_and", "logical_or", "logical_xor"}
+INTLIKE = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+ANY_KIND = {"eq", "ne", "lt", "le", "gt", "ge", "where", "convert"}
+
+
+def kinds_of(name: str) -> str:
+    """Dtype kinds ('b', 'i', 'f') an elementwise op takes."""
+    if name in FLOAT_ONLY:
+        return "f"
+    if name in BOOL_ONLY:
+        return "b"
+    if name in INTLIKE:
+        return "bi"
+    if name in ANY_KIND:
+        return "bif"
+    return "if"
+
+
+def dtypes_of(kinds: str, allowed=ALL_DTYPES):
+    return [d for d in allowed if as_dtype(d).kind in kinds]
+
+
+# -- elements and arrays -------------------------------------------------------------------
+
+def elements(dtype, special_values: bool = False):
+    dt = as_dtype(dtype)
+    if dt.is_bool:
+        return st.booleans()
+    if dt.is_int:
+        s = st.integers(-50, 50)
+        if special_values:
+            info = np.iinfo(dt.np)
+            s = s | st.sampled_from([int(info.min), int(info.max), 0, -1])
+        return s
+    width = 32 if dt.name == "float32" else 64
+    s = st.floats(-10, 10, width=width)
+    if special_values:
+        s = s | st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 2.0**100])
+    return s
+
+
+def arrays(t: TensorType, special_values: bool = False):
+    return hnp.arrays(t.dtype.np, t.shape, elements=elements(t.dtype, special_values))
+
+
+def shapes(max_rank=3, max_dim=4, min_rank=0, min_dim=0):
+    return st.lists(st.integers(min_dim, max_dim), min_size=min_rank, max_size=max_rank).map(tuple)
+
+
+_NAMES = st.sampled_from(["x", "w", "p.w1", "b_2", "arg0", "arg1", "arg2", "inf", "nan", "_"])
+_FMT_TEXT = st.text(st.characters(blacklist_characters="{}", blacklist_categories=("Cs",)),
+                    max_size=8) | st.sampled_from(
+                        ['say "hi"', "#x: y", "naïve ∑ 😀", "a\\b\n"])
+_LOCS = st.none() | st.builds(lambda f, n: f"{f}.py:{n}", st.sampled_from(["m", "a b", "#x"]),
+                              st.integers(1, 999)) | st.text(max_size=10)
+
+
+class _Ctx:
+    """A growing program: its Builder, the values so far, and what inputs to draw."""
+
+    def __init__(self, draw, builder, cfg, depth=0):
+        self.draw, self.b, self.cfg, self.depth = draw, builder, cfg, depth
+        self.pool = []
+
+    def fresh(self, t: TensorType):
+        name = self.draw(st.none() | _NAMES)
+        v = self.b.param(t, name)
+        self.pool.append(v)
+        return v
+
+    def operand(self, t: TensorType):
+        """A value of type t: one made so far, or a fresh param."""
+        same = [v for v in self.pool if v.type == t]
+        if same and self.draw(st.booleans()):
+            return self.draw(st.sampled_from(same))
+        return self.fresh(t)
+
+    def pick(self, kinds="bif", min_rank=0, max_rank=None, nonempty=False):
+        """A value of a dtype kind in kinds, rank in [min_rank, max_rank], and (nonempty) a
+        dimension > 0: one made so far, or a fresh param."""
+        max_rank = self.cfg["max_rank"] if max_rank is None else max_rank
+        cands = [v for v in self.pool if v.dtype.kind in kinds
+                 and min_rank <= v.type.ndim <= max_rank
+                 and (not nonempty or any(d > 0 for d in v.shape))
+                 and v.dtype.short in self.cfg["dtypes"]]
+        if cands and self.draw(st.integers(0, 4)):
+            return self.draw(st.sampled_from(cands))
+        dts = dtypes_of(kinds, self.cfg["dtypes"])
+        if not dts or min_rank > max(max_rank, int(nonempty)):
+            return None
+        shape = self.draw(shapes(max(max_rank, min_rank, int(nonempty)), self.cfg["max_dim"],
+                                 min_rank=max(min_rank, int(nonempty)), min_dim=int(nonempty)))
+        return self.fresh(TensorType(as_dtype(self.draw(st.sampled_from(dts))), shape))
+
+    def constant(self, t: TensorType, elems=None):
+        if elems is None:
+            elems = elements(t.dtype, self.cfg["special"])
+        value = self.draw(hnp.arrays(t.dtype.np, t.shape, elements=elems))
+        return self.emit(ops.constant, [], value=value)
+
+    def emit(self, opdef, operands, **attrs):
+        loc = self.draw(_LOCS) if self.cfg["locs"] else None
+        op = self.b.emit(opdef, operands, loc=loc, **attrs)
+        self.pool.extend(op.results)
+        return op.results[0] if len(op.results) == 1 else None
+
+
+# -- one generator per op: emits it on suitable operands, or returns None to skip ----------
+
+def _unary(name):
+    def gen(c):
+        x = c.pick(kinds_of(name))
+        return x and c.emit(OPS[name], [x])
+    return gen
+
+
+def _binary(name):
+    def gen(c):
+        x = c.pick(kinds_of(name))
+        if x is None:
+            return None
+        if x.dtype.is_int and name == "power":
+            y = c.constant(x.type, st.integers(0, 3))
+        elif x.dtype.is_int and name in ("floor_divide", "remainder"):
+            y = c.constant(x.type, st.integers(-5, 5).filter(lambda v: v not in (0, -1)))
+        else:
+            y = c.operand(x.type)
+        return c.emit(OPS[name], [x, y])
+    return gen
+
+
+def _where(c):
+    x = c.pick()
+    return x and c.emit(ops.where, [c.operand(x.type.with_dtype("bool")), x, c.operand(x.type)])
+
+
+def _convert(c):
+    x = c.pick()
+    return x and c.emit(ops.convert, [x], dtype=c.draw(st.sampled_from(c.cfg["dtypes"])))
+
+
+def _constant(c):
+    dt = as_dtype(c.draw(st.sampled_from(c.cfg["dtypes"])))
+    shape = c.draw(st.sampled_from([(), (3,), (2, 2)]) | shapes(3, 5) | st.just((40,))
+                   | st.just((3, 12)))
+    return c.constant(TensorType(dt, shape))
+
+
+def _iota(c):
+    shape = c.draw(shapes(3, 4, min_rank=1))
+    dt = c.draw(st.sampled_from(dtypes_of("if", c.cfg["dtypes"]) or ["i64"]))
+    return c.emit(ops.iota, [], shape=shape, dim=c.draw(st.integers(0, len(shape) - 1)), dtype=dt)
+
+
+def _broadcast_in_dim(c):
+    x = c.pick(max_rank=3)
+    if x is None:
+        return None
+    rank = c.draw(st.integers(x.type.ndim, min(4, x.type.ndim + 2)))
+    dims = sorted(c.draw(st.permutations(range(rank)))[:x.type.ndim])
+    shape = [c.draw(st.integers(0, 3)) for _ in range(rank)]
+    for i, d in enumerate(dims):
+        shape[d] = x.shape[i] if x.shape[i] != 1 else c.draw(st.integers(0, 3))
+    return c.emit(ops.broadcast_in_dim, [x], shape=shape, dims=dims)
+
+
+def _reshape(c):
+    x = c.pick()
+    if x is None:
+        return None
+    s = list(x.shape)
+    options = [[x.type.size], s[::-1], [1] + s, s + [1], [d for d in s if d != 1]]
+    if len(s) >= 2:
+        options.append(s[:-2] + [s[-2] * s[-1]])
+    return c.emit(ops.reshape, [x], shape=c.draw(st.sampled_from(options)))
+
+
+def _transpose(c):
+    x = c.pick()
+    return x and c.emit(ops.transpose, [x], perm=c.draw(st.permutations(range(x.type.ndim))))
+
+
+def _slice(c):
+    x = c.pick()
+    if x is None:
+        return None
+    starts, stops, steps = [], [], []
+    for n in x.shape:
+        a = c.draw(st.integers(0, n))
+        starts.append(a)
+        stops.append(c.draw(st.integers(a, n)))
+        steps.append(c.draw(st.integers(1, 3)))
+    return c.emit(ops.slice, [x], starts=starts, stops=stops, steps=steps)
+
+
+def _rev(c):
+    x = c.pick()
+    if x is None:
+        return None
+    dims = c.draw(st.lists(st.integers(0, max(x.type.ndim - 1, 0)), unique=True,
+                           max_size=x.type.ndim)) if x.type.ndim else []
+    return c.emit(ops.rev, [x], dims=sorted(dims))
+
+
+def _pad(c):
+    x = c.pick()
+    if x is None:
+        return None
+    n = x.type.ndim
+    widths = st.lists(st.integers(0, 2), min_size=n, max_size=n)
+    value = c.constant(TensorType(x.dtype, ()))
+    return c.emit(ops.pad, [x, value], low=c.draw(widths), high=c.draw(widths),
+                  interior=c.draw(widths))
+
+
+def _concatenate(c):
+    x = c.pick(min_rank=1)
+    if x is None:
+        return None
+    axis = c.draw(st.integers(0, x.type.ndim - 1))
+    others = []
+    for _ in range(c.draw(st.integers(0, 2))):
+        shape = list(x.shape)
+        shape[axis] = c.draw(st.integers(0, 3))
+        others.append(c.operand(x.type.with_shape(shape)))
+    return c.emit(ops.concatenate, [x] + others, axis=axis)
+
+
+def _index_operand(c, kinds="bif"):
+    x = c.pick(kinds, nonempty=True)
+    if x is None:
+        return None, None, None
+    axis = c.draw(st.sampled_from([i for i, d in enumerate(x.shape) if d > 0]))
+    idx_t = TensorType(as_dtype(c.draw(st.sampled_from(["i32", "i64"]))),
+                       c.draw(shapes(2, 3)))
+    idx = c.constant(idx_t, st.integers(0, x.shape[axis] - 1))
+    return x, idx, axis
+
+
+def _take(c):
+    x, idx, axis = _index_operand(c)
+    return x and c.emit(ops.take, [x, idx], axis=axis)
+
+
+def _scatter_add(c):
+    x, idx, axis = _index_operand(c, "if")
+    if x is None:
+        return None
+    upd_t = x.type.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
+    return c.emit(ops.scatter_add, [x, idx, c.operand(upd_t)], axis=axis)
+
+
+def _reduction(name):
+    def gen(c):
+        nonempty = name in ("reduce_max", "reduce_min")
+        x = c.pick("bif" if nonempty else "if")
+        if x is None:
+            return None
+        ok = [i for i, d in enumerate(x.shape) if d > 0 or not nonempty]
+        axes = c.draw(st.lists(st.sampled_from(ok), unique=True)) if ok else []
+        return c.emit(OPS[name], [x], axes=sorted(axes))
+    return gen
+
+
+def _arg(name):
+    def gen(c):
+        x = c.pick(nonempty=True)
+        if x is None:
+            return None
+        axis = c.draw(st.sampled_from([i for i, d in enumerate(x.shape) if d > 0]))
+        return c.emit(OPS[name], [x], axis=axis)
+    return gen
+
+
+def _matmul(c):
+    x = c.pick("if", min_rank=2)
+    if x is None:
+        return None
+    n = c.draw(st.integers(0, 3))
+    y = c.operand(x.type.with_shape(x.shape[:-2] + (x.shape[-1], n)))
+    return c.emit(ops.matmul, [x, y])
+
+
+def _debug_print(c):
+    xs = [v for v in c.pool if c.draw(st.integers(0, 3)) == 0][:2]
+    fmt = c.draw(_FMT_TEXT) + " {}" * len(xs)
+    c.emit(ops.debug_print, xs, fmt=fmt)
+    return True
+
+
+def _optimization_barrier(c):
+    x = c.pick()
+    if x is None:
+        return None
+    xs = [x] + ([c.pick()] if c.draw(st.booleans()) else [])
+    c.emit(ops.optimization_barrier, [v for v in xs if v is not None])
+    return True
+
+
+def _call(c):
+    if c.depth >= 1:
+        return None
+    args = [v for v in (c.pick(), c.pick()) if v is not None][:c.draw(st.integers(1, 2))]
+    inner = _Ctx(c.draw, Builder(c.draw(st.sampled_from(["body", "<lambda>", "f.g"]))),
+                 c.cfg, c.depth + 1)
+    for v in args:
+        inner.fresh(v.type)
+    _grow(inner, c.draw(st.integers(1, 3)))
+    outs = [v for v in inner.pool if c.draw(st.booleans())][:3]
+    body = inner.b.build(outs)
+    operands = list(args) + [c.operand(p.type) for p in body.params[len(args):]]
+    c.emit(ops.call, operands, regions=[body])
+    return True
+
+
+GENERATORS = {name: _unary(name) for name in _UNARY}
+GENERATORS.update({name: _binary(name) for name in _BINARY})
+GENERATORS.update({
+    "where": _where, "convert": _convert, "constant": _constant, "iota": _iota,
+    "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
+    "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate, "take": _take,
+    "scatter_add": _scatter_add, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+    "matmul": _matmul, "debug_print": _debug_print,
+    "optimization_barrier": _optimization_barrier, "call": _call,
+})
+GENERATORS.update({n: _reduction(n) for n in ("reduce_sum", "reduce_prod", "reduce_max",
+                                              "reduce_min")})
+
+
+def _grow(c: _Ctx, n_ops: int):
+    names = sorted(n for n in GENERATORS if n in c.cfg["allow"])
+    done = 0
+    for _ in range(4 * n_ops):
+        if done >= n_ops or not names:
+            break
+        if GENERATORS[c.draw(st.sampled_from(names))](c) is not None:
+            done += 1
+
+
+@st.composite
+def random_programs(draw, max_ops: int = 6, dtypes=ALL_DTYPES, allow=None, max_rank: int = 3,
+                    max_dim: int = 4, special_values: bool = True, locs: bool = True):
+    """(Function, inputs): a verified random program and arrays it runs on.
+
+    allow: op names to draw from (default: every op with a generator); dtypes: the dtypes
+    params, constants and converts use (ops may still produce bool or i64, e.g. eq, argmax).
+    """
+    cfg = {"allow": set(GENERATORS) if allow is None else set(allow), "dtypes": tuple(dtypes),
+           "max_rank": max_rank, "max_dim": max_dim, "special": special_values, "locs": locs}
+    c = _Ctx(draw, Builder(draw(st.sampled_from(["main", "f", "<lambda>", "p.q"]))), cfg)
+    c.pick()  # at least one param
+    _grow(c, draw(st.integers(1, max_ops)))
+    results = [v for v in c.pool if draw(st.booleans())] or [c.pool[-1]]
+    fn = c.b.build(results)
+    inputs = [draw(arrays(p.type, special_values)) for p in fn.params]
+    return fn, inputs
