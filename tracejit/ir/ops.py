@@ -267,7 +267,8 @@ slice = register(OpDef("slice", 1, {"starts": "ints", "stops": "ints", "steps": 
 
 def _rev_rule(ts, attrs):
     (t,) = ts
-    if any(not 0 <= d < t.ndim for d in attrs["dims"]):
+    dims = attrs["dims"]
+    if any(not 0 <= d < t.ndim for d in dims) or len(set(dims)) != len(dims):
         raise IRTypeError(f"rev dims {list(attrs['dims'])} invalid for {t}")
     return [t]
 
