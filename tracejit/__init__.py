@@ -8,7 +8,11 @@
     f(x, y)                            # traced once per signature, then compiled
 """
 from . import ir
+from .autodiff import (checkpoint, custom_vjp, grad, jacfwd, jacrev, jvp, value_and_grad,
+                       vjp)
+from .codegen.cache import clear_cache
 from .config import config
+from .debugging import debug_print
 from .tracer import (ConcretizationError, EscapedTracerError, RetraceWarning, Tracer,
                      TracerError, UnsupportedError, jit, make_ir, register_pytree_node,
                      tree_map)
@@ -17,4 +21,5 @@ __version__ = "0.1.0"
 
 __all__ = ["ir", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
-           "RetraceWarning"]
+           "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
+           "checkpoint", "custom_vjp", "debug_print", "clear_cache"]

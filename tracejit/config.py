@@ -22,6 +22,8 @@ class Config:
     explain_retrace: bool = field(default_factory=lambda: _flag("TRACEJIT_EXPLAIN_RETRACE"))
     dump: frozenset = field(default_factory=lambda: frozenset(
         s.strip() for s in os.environ.get("TRACEJIT_DUMP", "").split(",") if s.strip()))
+    cache_dir: str | None = field(default_factory=lambda: os.environ.get("TRACEJIT_CACHE_DIR")
+                                  or None)
     retrace_warn: int = field(default_factory=lambda: int(
         os.environ.get("TRACEJIT_RETRACE_WARN", "8")))
 

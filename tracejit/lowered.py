@@ -16,11 +16,25 @@ class Lowered:
         """The traced IR, before any optimization."""
         return str(self.function)
 
+    @property
+    def optimized(self) -> str:
+        """The IR after the passes, each op annotated with its fusion group ``# [g3 loop]``."""
+        text = getattr(self._entry.program, "optimized", None)
+        if text is None:
+            from .ir.passes import fuse, optimize
+            text = str(fuse(optimize(self.function)))
+        return text
+
+    @property
+    def source(self) -> str:
+        """The generated source of every kernel and of the entry function ("numba" backend)."""
+        return getattr(self._entry.program, "source", "# (interpreter backend: no source)")
+
     def as_text(self) -> str:
         return "\n\n".join(f"== {name} ==\n{text}" for name, text in self.stages().items())
 
     def stages(self) -> dict[str, str]:
-        return {"ir": self.ir}
+        return {"ir": self.ir, "optimized": self.optimized, "source": self.source}
 
     def __str__(self) -> str:
         return self.as_text()

@@ -40,6 +40,10 @@ def _leaf_key(leaf):
     return ("other", t)
 
 
+def _fast_leaf_key(a):
+    return (a.dtype, a.shape) if type(a) is np.ndarray else None
+
+
 def _describe_leaf_key(k) -> str:
     if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], np.dtype):
         return f"{k[0]}{list(k[1])}"
@@ -226,9 +230,13 @@ class CompiledEntry:
         self.program = program
         self._out_tree = traced.out_tree
         self._scalar = [r.type.shape == () for r in traced.function.results]
+        # One array result (the common case): skip the pytree rebuild on every call.
+        self._single = traced.out_tree.kind == "leaf" and not self._scalar[0]
 
     def __call__(self, leaves):
         outs = self.program(leaves)
+        if self._single:
+            return outs[0]
         outs = [o[()] if s else o for o, s in zip(outs, self._scalar)]
         return unflatten(self._out_tree, outs)
 
@@ -268,6 +276,7 @@ class JittedFunction:
         self._sig = _Signature(fn, static_argnums, static_argnames)
         self._backend = backend
         self._cache: dict = {}
+        self._fast: dict = {}
         self._keys: list = []
         self._changes: collections.Counter = collections.Counter()
         self._warned = False
@@ -289,6 +298,11 @@ class JittedFunction:
     def __call__(self, *args, **kwargs):
         if config.disable_jit:
             return self.fn(*_unwrap_self(args), **kwargs)
+        if not kwargs:
+            # Fast path: positional ndarray arguments only, keyed by their dtypes and shapes.
+            entry = self._fast.get(tuple(map(_fast_leaf_key, args)))
+            if entry is not None:
+                return entry(args)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
@@ -296,6 +310,9 @@ class JittedFunction:
                 # Called inside another trace (grad, or an enclosing jit): trace through.
                 return self.fn(*_unwrap_self(args), **kwargs)
             entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
+        if (not kwargs and not static and len(leaves) == len(args)
+                and all(type(a) is np.ndarray for a in args)):
+            self._fast[tuple(map(_fast_leaf_key, args))] = entry
         return entry(leaves)
 
     def _trace(self, static, dyn_args, dyn_kwargs):
@@ -389,6 +406,7 @@ class JittedFunction:
 
     def clear_cache(self):
         self._cache.clear()
+        self._fast.clear()
         self._keys.clear()
 
     @property

@@ -87,7 +87,7 @@ def inline(function: Function, inputs: list) -> list[Tracer]:
             env[p] = P.convert(env[p], p.type.dtype)
     for op in function.ops:
         new = trace.builder.emit(op.opdef, [env[v]._value for v in op.operands], loc=op.loc,
-                                 **op.attrs)
+                                 regions=op.regions or None, **op.attrs)
         for r, nr in zip(op.results, new.results):
             env[r] = Tracer(nr, trace)
     return [env[r] for r in function.results]

@@ -1,0 +1,179 @@
+"""Finite-difference checkers shared by the autodiff tests, and tests of the analyses autodiff
+reports with (liveness, the forward/backward split)."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import tracejit as tj
+from tracejit.autodiff import split_vjp, vjp_function
+from tracejit.ir.passes.liveness import liveness
+
+EPS = 1e-6
+RTOL = 1e-5
+ATOL = 1e-7
+
+# Everything here runs on the interpreter: these tests pin down derivatives, not compilation.
+ijit = functools.partial(tj.jit, backend="interpreter")
+
+
+def float_positions(args):
+    return [i for i, a in enumerate(args) if np.asarray(a).dtype.kind == "f"]
+
+
+def numeric_grad(f, args, i):
+    """Central differences of the scalar f with respect to args[i] (float64)."""
+    args = [np.array(a, copy=True) if np.ndim(a) else a for a in args]
+    x = np.array(args[i], dtype=np.float64, copy=True)
+    g = np.zeros_like(x)
+    flat, gflat = x.reshape(-1), g.reshape(-1)
+    for k in range(flat.size):
+        old = flat[k]
+        flat[k] = old + EPS
+        up = float(f(*args[:i], x.copy(), *args[i + 1:]))
+        flat[k] = old - EPS
+        down = float(f(*args[:i], x.copy(), *args[i + 1:]))
+        flat[k] = old
+        gflat[k] = (up - down) / (2 * EPS)
+    return g
+
+
+def numeric_jvp(f, args, tangents):
+    up = f(*[a + EPS * t if t is not None else a for a, t in zip(args, tangents)])
+    down = f(*[a - EPS * t if t is not None else a for a, t in zip(args, tangents)])
+    return (np.asarray(up) - np.asarray(down)) / (2 * EPS)
+
+
+def assert_close(actual, expected, rtol=RTOL, atol=ATOL, what=""):
+    np.testing.assert_allclose(np.asarray(actual, np.float64), expected, rtol=rtol, atol=atol,
+                               err_msg=what)
+
+
+def projected(f, w):
+    """The scalar sum(f(*args) * w): its gradient is the vjp of f with cotangent w."""
+    def loss(*args):
+        return np.sum(f(*args) * w)
+    return loss
+
+
+def check_grad(f, *args, rtol=RTOL, atol=ATOL, seed=0):
+    """grad of sum(f * w) (a vjp with a random cotangent) against central differences."""
+    rng = np.random.default_rng(seed)
+    out = np.asarray(ijit(f)(*args))
+    w = rng.standard_normal(out.shape) if out.shape else 1.0
+    loss = projected(f, w)
+    pos = float_positions(args)
+    grads = ijit(tj.grad(loss, argnums=tuple(pos)))(*args)
+    fwd = ijit(loss)
+    for i, g in zip(pos, grads):
+        assert_close(g, numeric_grad(fwd, args, i), rtol, atol, f"grad of argument {i}")
+
+
+def check_vjp(f, *args, rtol=RTOL, atol=ATOL, seed=1):
+    """tracejit.vjp's cotangents against central differences of the projected function."""
+    rng = np.random.default_rng(seed)
+    ct = rng.standard_normal(np.shape(ijit(f)(*args)))
+
+    def pulled(args, ct):
+        _, pull = tj.vjp(f, *args)
+        return pull(ct)
+
+    cts = ijit(pulled)(tuple(args), ct)
+    fwd = ijit(projected(f, ct))
+    for i in float_positions(args):
+        assert_close(cts[i], numeric_grad(fwd, args, i), rtol, atol, f"vjp of argument {i}")
+
+
+def check_jvp(f, *args, rtol=RTOL, atol=ATOL, seed=2):
+    """jvp's output tangent against a central difference along a random direction."""
+    rng = np.random.default_rng(seed)
+    pos = set(float_positions(args))
+    tangents = [rng.standard_normal(np.shape(a)) if i in pos else np.zeros_like(a)
+                for i, a in enumerate(args)]
+    _, t_out = ijit(lambda p, t: tj.jvp(f, p, t))(tuple(args), tuple(tangents))
+    expected = numeric_jvp(ijit(f), list(args), [t if i in pos else None
+                                                 for i, t in enumerate(tangents)])
+    assert_close(t_out, expected, rtol, atol, "jvp")
+
+
+def check_hvp(f, *args, rtol=1e-4, atol=1e-6, seed=3):
+    """Second derivatives: jvp(grad(f)) (Hessian-vector product) and grad(grad(f) . v) against
+    central differences of the first derivative."""
+    rng = np.random.default_rng(seed)
+    x = args[0]
+    v = rng.standard_normal(np.shape(x))
+    g = ijit(tj.grad(f))
+
+    def g_at(x0):
+        return np.asarray(g(x0, *args[1:]))
+
+    expected = (g_at(x + EPS * v) - g_at(x - EPS * v)) / (2 * EPS)
+    _, hvp = ijit(lambda x0, v0: tj.jvp(lambda y: tj.grad(f)(y, *args[1:]), (x0,), (v0,)))(
+        x, v)
+    assert_close(hvp, expected, rtol, atol, "jvp(grad(f))")
+    hvp2 = ijit(tj.grad(lambda y: np.sum(tj.grad(f)(y, *args[1:]) * v)))(x)
+    assert_close(hvp2, expected, rtol, atol, "grad(grad(f) . v)")
+
+
+# -- tests of the analyses ----------------------------------------------------------------------
+def _mlp_blocks(checkpointed: bool, depth=4, width=16, batch=8):
+    rng = np.random.default_rng(0)
+    params = [rng.standard_normal((width, width)) * 0.3 for _ in range(depth)]
+    x = rng.standard_normal((batch, width))
+
+    def block(w, h):
+        return np.tanh(np.tanh(h @ w) @ w) + h
+
+    def loss(params, x):
+        h = x
+        for w in params:
+            h = (tj.checkpoint(block) if checkpointed else block)(w, h)
+        return np.mean(h * h)
+
+    return loss, params, x
+
+
+def _split(loss, params, x):
+    f = tj.make_ir(loss)(params, x)
+    g = vjp_function(f, list(range(len(params))), [0])
+    return g, split_vjp(g, len(f.params), len(f.results))
+
+
+def test_checkpointing_keeps_fewer_bytes_between_forward_and_backward():
+    plain = _split(*_mlp_blocks(False))
+    ckpt = _split(*_mlp_blocks(True))
+    assert ckpt[1].residual_bytes < plain[1].residual_bytes
+    assert liveness(ckpt[0]).peak_bytes < liveness(plain[0]).peak_bytes
+
+
+def test_checkpointing_does_not_change_the_gradient():
+    loss, params, x = _mlp_blocks(False)
+    loss_ck, _, _ = _mlp_blocks(True)
+    g = ijit(tj.grad(loss))(params, x)
+    g_ck = ijit(tj.grad(loss_ck))(params, x)
+    assert len(g) == len(g_ck) == 4
+    for a, b in zip(g, g_ck):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_split_forward_then_backward_equals_the_whole_vjp():
+    loss, params, x = _mlp_blocks(True)
+    g, s = _split(loss, params, x)
+    whole = g(*params, x, np.float64(1.0))
+    fwd = s.forward(*params, x)
+    n = s.num_results
+    grads = s.backward(*fwd[n:], np.float64(1.0))
+    for a, b in zip(whole, fwd[:n] + grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_liveness_counts_a_value_from_definition_to_last_use():
+    def f(x):
+        y = x * 2.0          # y dies at z's op, z is a result
+        z = y + 1.0
+        return z
+    fn = tj.make_ir(f)(np.zeros(100))       # 800 bytes per array
+    lv = liveness(fn)
+    assert lv.peak_bytes <= 3 * 800 + 64
+    assert lv.held_across(len(fn.ops), include_params=False) == 800  # only the result

@@ -1,0 +1,108 @@
+"""The Numba backend against the interpreter: random programs (hypothesis) and traced code."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import tracejit
+from tracejit.backend import compile_function
+from tracejit.ir import interpret
+
+from strategies import random_programs
+
+
+def _same(expected, got):
+    assert len(expected) == len(got)
+    for e, g in zip(expected, got):
+        g = np.asarray(g)
+        assert g.dtype == e.dtype and g.shape == e.shape
+        if e.dtype.kind == "f":
+            tol = 1e-5 if e.dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(g, e, rtol=tol, atol=tol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, e)
+
+
+def _run_both(fn, inputs):
+    try:
+        with np.errstate(all="ignore"):
+            expected = interpret(fn, inputs)
+    except (ValueError, IndexError):
+        return   # the program itself fails in NumPy (e.g. int ** negative)
+    _same(expected, compile_function(fn, "numba")(inputs))
+
+
+# Float -> int conversion of nan/inf is platform-defined in NumPy; power and the libm
+# transcendentals of random floats differ in the last ulp, so those get tolerance above.
+_NO_CONVERT = None
+
+
+@settings(max_examples=12)
+@given(random_programs(max_ops=6, special_values=False))
+def test_random_programs_match_the_interpreter(program):
+    _run_both(*program)
+
+
+@pytest.mark.slow
+@settings(max_examples=150)
+@given(random_programs(max_ops=8, special_values=False))
+def test_many_random_programs_match_the_interpreter(program):
+    _run_both(*program)
+
+
+_CHAINS = ["add", "sub", "mul", "div", "maximum", "minimum", "exp", "tanh", "neg", "abs",
+           "broadcast_in_dim", "reshape", "transpose", "slice", "rev", "reduce_sum",
+           "reduce_max", "reduce_min", "argmax", "constant", "where", "gt"]
+
+
+@settings(max_examples=12)
+@given(random_programs(max_ops=8, allow=_CHAINS, dtypes=("f32", "f64"),
+                       special_values=False))
+def test_random_fused_chains_with_reductions_match_the_interpreter(program):
+    _run_both(*program)
+
+
+def test_traced_model_code_matches_numpy():
+    def f(x, w, b):
+        h = np.maximum(x @ w + b, 0.0)
+        p = np.exp(h - h.max(axis=1, keepdims=True))
+        return p / p.sum(axis=1, keepdims=True), h.T[::2, ::-1].mean(axis=0)
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((5, 6), (6, 4), (4,)))
+    got = tracejit.jit(f)(x, w, b)
+    want = f(x, w, b)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_debug_print_prints_run_time_values(capfd):
+    @tracejit.jit
+    def f(x):
+        tracejit.debug_print("sum={} first={}", x.sum(), x[0])
+        return x * 2
+    f(np.arange(4.0))
+    out = capfd.readouterr().out
+    assert "sum=6.0 first=0.0" in out
+
+
+def test_disable_jit_runs_eagerly(monkeypatch):
+    seen = []
+
+    @tracejit.jit
+    def f(x):
+        seen.append(type(x))
+        return x + 1
+    monkeypatch.setattr(tracejit.config, "disable_jit", True)
+    f(np.ones(2))
+    assert seen == [np.ndarray]
+
+
+def test_lowered_shows_fusion_groups_and_kernel_source():
+    lowered = tracejit.jit(lambda x: np.tanh(x) * 2).lower(np.ones(4, np.float32))
+    assert "# [g0 loop]" in lowered.optimized
+    assert "def ser(" in lowered.source and "def entry(" in lowered.source
+
+
+def test_python_scalar_arguments_and_scalar_results():
+    f = tracejit.jit(lambda x, s: (x * s).sum())
+    assert f(np.arange(3.0), 2.0) == 6.0
+    assert f(np.arange(3.0), 3) == 9.0

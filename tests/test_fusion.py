@@ -1,0 +1,123 @@
+"""The fusion grouping and the passes before it: what ends up in one kernel, and why not."""
+import numpy as np
+
+import tracejit
+from tracejit.ir import Builder, TensorType, dtypes, ops, verify
+from tracejit.ir.passes import cse, dce, fold_constants, fuse, optimize, simplify
+
+f32 = np.float32
+
+
+def _fusion(fn, *args):
+    return fuse(optimize(tracejit.make_ir(fn)(*args)))
+
+
+def _kinds(fusion):
+    return [(g.kind, len(g.reductions)) for g in fusion.groups]
+
+
+def test_elementwise_chain_is_one_kernel():
+    def chain(x, y):
+        return np.tanh(x * y + 0.5 * x) * (1 / (1 + np.exp(-y))) - x / (1 + y * y)
+    x = np.ones(16, f32)
+    assert _kinds(_fusion(chain, x, x)) == [("loop", 0)]
+
+
+def test_row_softmax_is_one_kernel_with_two_reductions():
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    fusion = _fusion(softmax, np.ones((4, 8), f32))
+    assert _kinds(fusion) == [("loop", 2)]
+    assert fusion.groups[0].axes == (1,)
+
+
+def test_layer_norm_is_one_kernel():
+    def layer_norm(x, g, b):
+        mu = x.mean(-1, keepdims=True)
+        xc = x - mu
+        var = (xc * xc).mean(-1, keepdims=True)
+        return xc / np.sqrt(var + 1e-5) * g + b
+    v = np.ones(8, f32)
+    assert _kinds(_fusion(layer_norm, np.ones((4, 8), f32), v, v)) == [("loop", 2)]
+
+
+def test_matmul_bias_and_activation_are_one_epilogue():
+    def mlp(x, w1, b1, w2, b2):
+        return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+    fusion = _fusion(mlp, np.ones((2, 4), f32), np.ones((4, 5), f32), np.ones(5, f32),
+                     np.ones((5, 3), f32), np.ones(3, f32))
+    assert [g.kind for g in fusion.groups] == ["matmul", "matmul"]
+    assert {op.name for op in fusion.groups[0].ops} >= {"matmul", "add", "maximum"}
+
+
+def test_reduction_consumed_at_a_transposed_index_is_not_fused():
+    # sum over rows, broadcast back along the other axis: the reduction result is needed at an
+    # index that is not its loop's outer index, so it must be materialized first.
+    def f(x):
+        s = x.sum(axis=1)                 # [4]
+        return x + s[None, :]             # uses s[j] at x[i, j] (square x)
+    fusion = _fusion(f, np.ones((4, 4), f32))
+    assert len(fusion.groups) == 2
+
+
+def test_a_value_used_by_two_kernels_is_materialized_once():
+    def f(x):
+        e = np.exp(x)
+        return e.sum(), e * 2
+    fusion = _fusion(f, np.ones(8, f32))
+    exp_groups = [g for g in fusion.groups if any(op.name == "exp" for op in g.ops)]
+    assert len(exp_groups) == 1 and exp_groups[0].outputs
+
+
+def test_groups_are_printed_beside_each_op():
+    text = str(_fusion(lambda x: np.exp(x) + 1, np.ones(3, f32)))
+    assert "# [g0 loop]" in text
+
+
+def test_optimization_barrier_is_not_fused_through():
+    b = Builder()
+    x = b.param(TensorType(dtypes.float32, (4,)))
+    e = b.emit(ops.exp, [x]).result
+    (bar,) = b.emit(ops.optimization_barrier, [e]).results
+    out = b.emit(ops.exp, [bar]).result
+    fusion = fuse(optimize(b.build([out])))
+    assert [g.kind for g in fusion.groups] == ["loop", "alias", "loop"]
+
+
+def test_simplify_removes_identity_converts_and_merges_broadcasts():
+    b = Builder()
+    x = b.param(TensorType(dtypes.float32, (3,)))
+    c = b.emit(ops.convert, [x], dtype=dtypes.float32).result
+    b1 = b.emit(ops.broadcast_in_dim, [c], shape=(2, 3), dims=(1,)).result
+    b2 = b.emit(ops.broadcast_in_dim, [b1], shape=(5, 2, 3), dims=(1, 2)).result
+    fn = dce(simplify(b.build([b2])))
+    verify(fn)
+    assert [op.name for op in fn.ops] == ["broadcast_in_dim"]
+    assert fn.ops[0].attrs["dims"] == (2,)
+    assert np.array_equal(fn(np.arange(3, dtype=f32))[0],
+                          np.broadcast_to(np.arange(3, dtype=f32), (5, 2, 3)))
+
+
+def test_cse_merges_equal_ops_but_not_side_effects():
+    b = Builder()
+    x = b.param(TensorType(dtypes.float32, (3,)))
+    e1 = b.emit(ops.exp, [x]).result
+    e2 = b.emit(ops.exp, [x]).result
+    b.emit(ops.debug_print, [x], fmt="{}")
+    b.emit(ops.debug_print, [x], fmt="{}")
+    fn = cse(b.build([b.emit(ops.add, [e1, e2]).result]))
+    assert [op.name for op in fn.ops].count("exp") == 1
+    assert [op.name for op in fn.ops].count("debug_print") == 2
+
+
+def test_constant_folding_keeps_broadcast_scalars_scalar():
+    b = Builder()
+    x = b.param(TensorType(dtypes.float32, (3,)))
+    one = b.emit(ops.constant, [], value=np.float32(1)).result
+    two = b.emit(ops.add, [one, one]).result
+    bc = b.emit(ops.broadcast_in_dim, [two], shape=(3,), dims=()).result
+    fn = fold_constants(b.build([b.emit(ops.mul, [x, bc]).result]))
+    consts = [op for op in fn.ops if op.name == "constant"]
+    assert any(op.attrs["value"].shape == () and op.attrs["value"] == 2 for op in consts)
+    assert "broadcast_in_dim" in [op.name for op in fn.ops]

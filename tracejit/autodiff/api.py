@@ -1,0 +1,291 @@
+"""The public transforms: grad, value_and_grad, vjp, jvp, jacfwd, jacrev (JAX's semantics).
+
+Each call traces the user's function into a Function, transforms it (reverse.py, forward.py)
+and then either inlines the transformed Function into the enclosing trace (when called inside
+jit, another transform, or on Tracers: that is how transforms compose) or, on concrete arrays,
+runs it compiled through ``jit``, whose cache keeps one trace per signature.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from ..backend import compile_function
+from ..tracer.jit import _leaf_key, jit
+from ..tracer.pytree import flatten, flatten_with_paths, unflatten
+from ..tracer.trace import current_trace
+from ..tracer.tracer import Tracer
+from ..tracer.tracing import trace
+from ..tracer.tracing import inline
+from .forward import jvp_function
+from .reverse import vjp_function
+from .split import split_vjp
+
+
+# -- running a transformed Function -------------------------------------------------------------
+_programs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _inside_trace(inputs) -> bool:
+    return current_trace() is not None or any(isinstance(x, Tracer) for x in inputs)
+
+
+def run(fn, inputs: list) -> list:
+    """Inline fn into the enclosing trace, or run it compiled on concrete arrays."""
+    if _inside_trace(inputs):
+        return inline(fn, inputs)
+    program = _programs.get(fn)
+    if program is None:
+        program = _programs[fn] = compile_function(fn)
+    return program(list(inputs))
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _arg_names(fn) -> list[str] | None:
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+class Transformed:
+    """A transformed function: traced into the enclosing trace, or jitted on arrays."""
+
+    def __init__(self, fn, traced, name: str):
+        functools.update_wrapper(self, fn)
+        traced.__name__ = traced.__qualname__ = name
+        self._traced = traced
+        self._jitted = jit(traced)
+
+    def __call__(self, *args, **kwargs):
+        if current_trace() is None:
+            return self._jitted(*args, **kwargs)
+        return self._traced(*args, **kwargs)
+
+
+# -- reverse mode -------------------------------------------------------------------------------
+def _argnums(argnums, nargs: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError("tracejit.grad: argnums is empty")
+    for n in nums:
+        if not -nargs <= n < nargs:
+            raise ValueError(f"tracejit.grad: argnums {argnums} but the function was called "
+                             f"with {nargs} positional arguments")
+    return tuple(n % nargs for n in nums)
+
+
+def _check_float(leaves, paths, indices, what):
+    for i in indices:
+        leaf = leaves[i]
+        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+        if np.dtype(dtype).kind != "f" or isinstance(leaf, bool):
+            raise TypeError(
+                f"tracejit.{what}: argument {paths[i] or '?'} has dtype {np.dtype(dtype)}; only "
+                "floating-point inputs have gradients (integer and bool inputs have none). "
+                "Differentiate with respect to other arguments (argnums=...), or convert it "
+                "to float first.")
+
+
+def _with_aux(fn, has_aux: bool, what: str):
+    def body(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(f"tracejit.{what}(has_aux=True): the function must return a "
+                                f"pair (output, aux), got {type(out).__name__}")
+            return out
+        return out, None
+    return body
+
+
+def _value_and_grad_traced(fn, argnums, has_aux, what):
+    names = _arg_names(fn)
+
+    def traced(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        leaves, paths, _ = flatten_with_paths((args, kwargs))
+        starts = np.cumsum([0] + [len(flatten(a)[0]) for a in args]).tolist()
+        wrt = [i for n in nums for i in range(starts[n], starts[n + 1])]
+        _check_float(leaves, paths, wrt, what)
+        t = trace(_with_aux(fn, has_aux, what), args, kwargs, _name(fn), names)
+        f = t.function
+        loss = f.results[0].type
+        if len(flatten(unflatten(t.out_tree, f.results)[0])[0]) != 1 or loss.shape != () \
+                or not loss.dtype.is_float:
+            raise TypeError(f"tracejit.{what}: the function must return a float scalar "
+                            f"(shape ()), got {loss}; for other outputs use tracejit.vjp")
+        g = vjp_function(f, wrt, ct_results=[0])
+        outs = run(g, leaves + list(t.captured) + [np.ones((), loss.dtype.np)])
+        n = len(f.results)
+        value, aux = unflatten(t.out_tree, outs[:n])
+        grads = []
+        for k in nums:
+            tree = flatten(args[k])[1]
+            grads.append(unflatten(tree, outs[n + wrt.index(starts[k]):][:starts[k + 1] -
+                                                                         starts[k]]))
+        grads = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return (value, aux), grads
+
+    return traced
+
+
+def value_and_grad(fn, argnums=0, has_aux=False):
+    """f(*args) -> (f(*args), gradient); with has_aux, ((value, aux), gradient)."""
+    core = _value_and_grad_traced(fn, argnums, has_aux, "value_and_grad")
+
+    def traced(*args, **kwargs):
+        (value, aux), grads = core(*args, **kwargs)
+        return ((value, aux), grads) if has_aux else (value, grads)
+
+    return Transformed(fn, traced, f"value_and_grad_{_name(fn)}")
+
+
+def grad(fn, argnums=0, has_aux=False):
+    """The gradient of a float-scalar function with respect to args[argnums] (pytrees keep
+    their structure); with has_aux, (gradient, aux)."""
+    core = _value_and_grad_traced(fn, argnums, has_aux, "grad")
+
+    def traced(*args, **kwargs):
+        (_, aux), grads = core(*args, **kwargs)
+        return (grads, aux) if has_aux else grads
+
+    return Transformed(fn, traced, f"grad_{_name(fn)}")
+
+
+_vjp_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _vjp_prepare(fn, primals, has_aux):
+    leaves, in_tree = flatten((primals, {}))
+    t = trace(_with_aux(fn, has_aux, "vjp"), primals, {}, _name(fn), _arg_names(fn))
+    f = t.function
+    out_leaves, out_tree = flatten(unflatten(t.out_tree, f.results)[0])
+    n_out = len(out_leaves)
+    wrt = [i for i in range(len(leaves)) if f.params[i].type.dtype.is_float]
+    ct_results = [i for i in range(n_out) if f.results[i].type.dtype.is_float]
+    g = vjp_function(f, wrt, ct_results)
+    return t, in_tree, out_tree, wrt, ct_results, split_vjp(g, len(f.params), len(f.results))
+
+
+def vjp(fn, *primals, has_aux=False):
+    """(fn(*primals), vjp_fn) where vjp_fn(cotangent of the output) gives one cotangent per
+    primal (None for integer or bool leaves). The forward pass runs now; vjp_fn runs only the
+    backward pass, on the residuals kept from it. With has_aux: (out, vjp_fn, aux)."""
+    leaves, in_tree = flatten((primals, {}))
+    prepared = None
+    if not _inside_trace(leaves):
+        key = (in_tree, tuple(map(_leaf_key, leaves)), has_aux)
+        try:
+            prepared = _vjp_cache.setdefault(fn, {}).get(key)
+        except TypeError:
+            key = None
+    if prepared is None:
+        prepared = _vjp_prepare(fn, primals, has_aux)
+        if not _inside_trace(leaves) and key is not None:
+            _vjp_cache[fn][key] = prepared
+    t, in_tree, out_tree, wrt, ct_results, split = prepared
+    n = len(t.function.results)
+    fwd = run(split.forward, leaves + list(t.captured))
+    out, aux = unflatten(t.out_tree, fwd[:n])
+    residuals = fwd[n:]
+
+    def vjp_fn(ct):
+        ct_leaves, ct_tree = flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"tracejit.vjp: the cotangent has structure {ct_tree}, but the "
+                            f"output has structure {out_tree}")
+        cts = run(split.backward, list(residuals) + [ct_leaves[i] for i in ct_results])
+        full = [None] * len(leaves)
+        for i, c in zip(wrt, cts):
+            full[i] = c
+        return unflatten(in_tree, full)[0]
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+# -- forward mode -------------------------------------------------------------------------------
+def _jvp_traced(fn, primals, tangents):
+    p_leaves, p_tree = flatten(tuple(primals))
+    t_leaves, t_tree = flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"tracejit.jvp: tangents have structure {t_tree}, primals {p_tree}")
+    t = trace(fn, tuple(primals), {}, _name(fn), _arg_names(fn))
+    f = t.function
+    wrt = [i for i in range(len(p_leaves)) if f.params[i].type.dtype.is_float]
+    for i in wrt:
+        if tuple(np.shape(t_leaves[i])) != f.params[i].type.shape:
+            raise ValueError(f"tracejit.jvp: tangent {i} has shape {np.shape(t_leaves[i])}, "
+                             f"its primal {f.params[i].type}")
+    j = jvp_function(f, wrt)
+    outs = run(j, p_leaves + list(t.captured) + [t_leaves[i] for i in wrt])
+    n = len(f.results)
+    return unflatten(t.out_tree, outs[:n]), unflatten(t.out_tree, outs[n:])
+
+
+_jvp_jits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def jvp(fn, primals, tangents):
+    """(fn(*primals), the directional derivative of fn at primals along tangents)."""
+    if current_trace() is not None:
+        return _jvp_traced(fn, primals, tangents)
+    try:
+        jitted = _jvp_jits.get(fn)
+    except TypeError:
+        jitted = None
+    if jitted is None:
+        def traced(primals, tangents):
+            return _jvp_traced(fn, primals, tangents)
+        traced.__name__ = f"jvp_{_name(fn)}"
+        jitted = jit(traced)
+        try:
+            _jvp_jits[fn] = jitted
+        except TypeError:
+            pass
+    return jitted(tuple(primals), tuple(tangents))
+
+
+# -- Jacobians (one pass per row or column: for small problems) ---------------------------------
+def _with_arg(fn, args, argnum):
+    def f(x):
+        a = list(args)
+        a[argnum] = x
+        return fn(*a)
+    return f
+
+
+def jacrev(fn, argnums: int = 0):
+    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape."""
+    def jac(*args):
+        x = args[argnums]
+        out, pull = vjp(_with_arg(fn, args, argnums), x)
+        rows = []
+        for i in range(int(np.prod(np.shape(out)))):
+            e = np.zeros(int(np.prod(np.shape(out))), np.dtype(out.dtype))
+            e[i] = 1
+            rows.append(pull(e.reshape(np.shape(out)))[0])
+        return np.stack(rows).reshape(tuple(np.shape(out)) + tuple(np.shape(x)))
+    return jac
+
+
+def jacfwd(fn, argnums: int = 0):
+    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape."""
+    def jac(*args):
+        x = args[argnums]
+        f = _with_arg(fn, args, argnums)
+        cols = []
+        for j in range(int(np.prod(np.shape(x)))):
+            e = np.zeros(int(np.prod(np.shape(x))), np.dtype(x.dtype))
+            e[j] = 1
+            cols.append(jvp(f, (x,), (e.reshape(np.shape(x)),))[1])
+        out_shape = tuple(np.shape(cols[0]))
+        return np.stack(cols, axis=-1).reshape(out_shape + tuple(np.shape(x)))
+    return jac

@@ -1,0 +1,126 @@
+"""Elementwise derivatives, written once as partial derivatives d out / d operand.
+
+Both modes are built from this table: reverse mode multiplies the output cotangent by each
+partial, forward mode sums tangent * partial over the operands. A partial may be the Python
+number 1 or -1 (no multiply is emitted) or None (that operand has no derivative).
+
+Conventions at points where the derivative is not defined:
+- ``abs`` at 0: 0 (the subgradient ``sign(0)``); ``sign``, ``floor``, ``ceil``, ``round`` are
+  not differentiable in the registry and stop the gradient (their derivative is 0 a.e.).
+- ``maximum`` / ``minimum`` on ties: half of the cotangent to each operand (as JAX).
+- ``power`` x**y: d/dx is 0 where y == 0 (so 0**0 has no NaN), d/dy is 0 where x == 0.
+- ``remainder``: d/dx = 1, d/dy = -floor(x / y) (the derivative of x - floor(x/y)*y).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import ops
+from ..tracer import primitives as P
+from .build import mask
+
+PARTIALS: dict = {}
+
+
+def partials(opdef):
+    def register(fn):
+        PARTIALS[opdef] = fn
+        return fn
+    return register
+
+
+def scale(t, p):
+    """t * p, where p may be the Python number 1 or -1."""
+    if p is None:
+        return None
+    if isinstance(p, (int, float)) and p == 1:
+        return t
+    if isinstance(p, (int, float)) and p == -1:
+        return -t
+    return t * p
+
+
+# -- unary --------------------------------------------------------------------------------------
+@partials(ops.neg)
+def _(x, out): return [-1]
+@partials(ops.abs)
+def _(x, out): return [P.sign(x)]
+@partials(ops.exp)
+def _(x, out): return [out]
+@partials(ops.expm1)
+def _(x, out): return [out + 1]
+@partials(ops.log)
+def _(x, out): return [1 / x]
+@partials(ops.log1p)
+def _(x, out): return [1 / (x + 1)]
+@partials(ops.sqrt)
+def _(x, out): return [0.5 / out]
+@partials(ops.sin)
+def _(x, out): return [np.cos(x)]
+@partials(ops.cos)
+def _(x, out): return [-np.sin(x)]
+@partials(ops.tan)
+def _(x, out): return [1 + out * out]
+@partials(ops.tanh)
+def _(x, out): return [1 - out * out]
+@partials(ops.sinh)
+def _(x, out): return [np.cosh(x)]
+@partials(ops.cosh)
+def _(x, out): return [np.sinh(x)]
+@partials(ops.arcsin)
+def _(x, out): return [1 / np.sqrt(1 - x * x)]
+@partials(ops.arccos)
+def _(x, out): return [-1 / np.sqrt(1 - x * x)]
+@partials(ops.arctan)
+def _(x, out): return [1 / (1 + x * x)]
+@partials(ops.arcsinh)
+def _(x, out): return [1 / np.sqrt(x * x + 1)]
+@partials(ops.arctanh)
+def _(x, out): return [1 / (1 - x * x)]
+@partials(ops.erf)
+def _(x, out): return [(2 / math.sqrt(math.pi)) * np.exp(-(x * x))]
+@partials(ops.logistic)
+def _(x, out): return [out * (1 - out)]
+
+
+# -- binary -------------------------------------------------------------------------------------
+@partials(ops.add)
+def _(x, y, out): return [1, 1]
+@partials(ops.sub)
+def _(x, y, out): return [1, -1]
+@partials(ops.mul)
+def _(x, y, out): return [y, x]
+@partials(ops.div)
+def _(x, y, out): return [1 / y, -out / y]
+
+
+@partials(ops.maximum)
+def _(x, y, out):
+    gx = mask(x > y, x) + 0.5 * mask(x == y, x)
+    return [gx, 1 - gx]
+
+
+@partials(ops.minimum)
+def _(x, y, out):
+    gx = mask(x < y, x) + 0.5 * mask(x == y, x)
+    return [gx, 1 - gx]
+
+
+@partials(ops.power)
+def _(x, y, out):
+    dx = P.where(y == 0, 0.0, y * np.power(x, y - 1))
+    safe_x = P.where(x == 0, 1.0, x)
+    dy = P.where(x == 0, 0.0, out * np.log(safe_x))
+    return [dx, dy]
+
+
+@partials(ops.remainder)
+def _(x, y, out): return [1, -np.floor(x / y)]
+
+
+@partials(ops.arctan2)
+def _(y, x, out):
+    r = x * x + y * y
+    return [x / r, -y / r]

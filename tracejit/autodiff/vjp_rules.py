@@ -1,0 +1,136 @@
+"""Reverse-mode rules for the ops that are not plain elementwise math (those are in
+partials.py): ``rule(ct, *operands, out, **attrs) -> [cotangent or None per operand]``.
+
+Conventions:
+- ``broadcast_in_dim`` is undone by summing over the new and the size-1-expanded dims.
+- ``take`` (gather) transposes to ``scatter_add`` into zeros; ``scatter_add`` to ``take``.
+- ``reduce_max`` / ``reduce_min`` split the cotangent equally among tied extremes (as JAX).
+- ``reduce_prod`` is exact with zeros in the input (no division by a zero element).
+- ``where`` routes the cotangent to the chosen branch; the condition has none.
+- ``convert`` converts the cotangent back (an integer or bool operand has none).
+- ``call`` (checkpoint) and ``optimization_barrier`` are handled in reverse.py.
+"""
+from __future__ import annotations
+
+from ..ir import ops
+from ..tracer import primitives as P
+from .build import expand, scalar, kept_dims, mask, op, sum_axes, swap_last, zeros_like
+
+VJP_RULES: dict = {}
+
+
+def vjp_rule(opdef):
+    def register(fn):
+        VJP_RULES[opdef] = fn
+        return fn
+    return register
+
+
+@vjp_rule(ops.where)
+def _(ct, c, x, y, out):
+    zero = zeros_like(ct)
+    return [None, P.where(c, ct, zero), P.where(c, zero, ct)]
+
+
+@vjp_rule(ops.convert)
+def _(ct, x, out, dtype):
+    return [P.astype(ct, x.dtype) if x.dtype.kind == "f" else None]
+
+
+@vjp_rule(ops.broadcast_in_dim)
+def _(ct, x, out, shape, dims):
+    summed = [d for d in range(len(shape)) if d not in dims]
+    summed += [d for i, d in enumerate(dims) if x.shape[i] == 1 and shape[d] != 1]
+    return [P.reshape(sum_axes(ct, summed), x.shape)]
+
+
+@vjp_rule(ops.reshape)
+def _(ct, x, out, shape):
+    return [P.reshape(ct, x.shape)]
+
+
+@vjp_rule(ops.transpose)
+def _(ct, x, out, perm):
+    inverse = [perm.index(d) for d in range(len(perm))]
+    return [op(ops.transpose, ct, perm=inverse)]
+
+
+@vjp_rule(ops.slice)
+def _(ct, x, out, starts, stops, steps):
+    high = [n - a - m - max(m - 1, 0) * (s - 1)
+            for n, a, m, s in zip(x.shape, starts, out.shape, steps)]
+    return [op(ops.pad, ct, scalar(0, ct.dtype), low=starts, high=high,
+               interior=[s - 1 for s in steps])]
+
+
+@vjp_rule(ops.rev)
+def _(ct, x, out, dims):
+    return [op(ops.rev, ct, dims=dims)]
+
+
+@vjp_rule(ops.pad)
+def _(ct, x, v, out, low, high, interior):
+    stops = [lo + (n - 1) * (it + 1) + 1 if n else lo
+             for n, lo, it in zip(x.shape, low, interior)]
+    ct_x = op(ops.slice, ct, starts=low, stops=stops, steps=[it + 1 for it in interior])
+    ct_v = sum_axes(ct, range(ct.ndim)) - sum_axes(ct_x, range(ct_x.ndim))
+    return [ct_x, ct_v]
+
+
+@vjp_rule(ops.concatenate)
+def _(ct, *xs, out, axis):
+    cts, start = [], 0
+    for x in xs:
+        starts = [start if d == axis else 0 for d in range(ct.ndim)]
+        stops = [start + x.shape[d] if d == axis else n for d, n in enumerate(ct.shape)]
+        cts.append(op(ops.slice, ct, starts=starts, stops=stops, steps=[1] * ct.ndim))
+        start += x.shape[axis]
+    return cts
+
+
+@vjp_rule(ops.take)
+def _(ct, x, idx, out, axis):
+    return [op(ops.scatter_add, zeros_like(x), idx, ct, axis=axis), None]
+
+
+@vjp_rule(ops.scatter_add)
+def _(ct, x, idx, upd, out, axis):
+    return [ct, None, op(ops.take, ct, idx, axis=axis)]
+
+
+@vjp_rule(ops.reduce_sum)
+def _(ct, x, out, axes):
+    return [expand(ct, x.shape, kept_dims(x.ndim, axes))]
+
+
+def _extreme_vjp(ct, x, out, axes):
+    kept = kept_dims(x.ndim, axes)
+    hit = mask(x == expand(out, x.shape, kept), x)
+    share = ct / sum_axes(hit, axes)
+    return [expand(share, x.shape, kept) * hit]
+
+
+vjp_rule(ops.reduce_max)(_extreme_vjp)
+vjp_rule(ops.reduce_min)(_extreme_vjp)
+
+
+def prod_partial(x, axes):
+    """d prod(x) / d x_i = product of the other elements, exact when some are zero."""
+    kept = kept_dims(x.ndim, axes)
+    is_zero = x == 0.0
+    zeros = expand(sum_axes(mask(is_zero, x), axes), x.shape, kept)
+    nonzero_prod = expand(op(ops.reduce_prod, P.where(is_zero, 1.0, x), axes=axes), x.shape,
+                          kept)
+    safe_x = P.where(is_zero, 1.0, x)
+    return P.where(zeros == 0.0, nonzero_prod / safe_x,
+                   P.where((zeros == 1.0) & is_zero, nonzero_prod, 0.0))
+
+
+@vjp_rule(ops.reduce_prod)
+def _(ct, x, out, axes):
+    return [expand(ct, x.shape, kept_dims(x.ndim, axes)) * prod_partial(x, axes)]
+
+
+@vjp_rule(ops.matmul)
+def _(ct, a, b, out):
+    return [op(ops.matmul, ct, swap_last(b)), op(ops.matmul, swap_last(a), ct)]

@@ -1,0 +1,422 @@
+"""One fusion group -> the Python source of one Numba kernel: explicit loops, one scalar
+temporary per intermediate value, no intermediate arrays.
+
+Kernels are shape-generic: every size and every integer of the index arithmetic is a kernel
+parameter (``s0, s1, ...``), and every scalar constant too (``c0, ...``), so the source depends
+only on the group's structure, dtypes and ranks. A new batch size reuses the compiled kernel.
+
+Parameters, in order: input arrays ``a*``, output arrays ``o*``, scalars ``c*``, sizes ``s*``.
+A loop group ``for``s over the outer space (F without the reduced axes A; the first loop is a
+``prange`` in the parallel variant), then, per outer index, one pass over A per level of
+reductions (a reduction that needs another's result comes a pass later), then a last pass
+writing full-size outputs. Float sum/max/min reductions over one axis accumulate in 16 lanes so
+that LLVM vectorizes them without reassociation flags.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..ir import ops
+from ..ir.passes.fusion import REDUCTIONS, FusionGroup
+from . import emitters
+from .emitters import lit, np_name
+from .templates import TEMPLATES
+
+LANES = 16
+FASTMATH = '{"contract"}'
+_TOKEN = re.compile(r"[A-Za-z_]\w*")
+
+HEADER = """import math
+import numpy as np
+from numba import njit, prange
+from tracejit.codegen.mathlib import exp32, tanh32, logistic32
+from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
+"""
+
+
+@dataclass
+class KernelSpec:
+    """A kernel's source and how to call it: which values and sizes go in, in order."""
+    source: str
+    inputs: list            # Values passed as arrays a*
+    outputs: list           # Values written o*
+    scalars: list           # scalar constant Values passed by value c*
+    sizes: list             # ints passed as s*
+    parallel: bool          # the module defines ``par`` as well as ``ser``
+    work: int = 0           # elements in the iteration space (for the parallel threshold)
+    notes: list = field(default_factory=list)
+
+
+def is_scalar_constant(v) -> bool:
+    return v.op is not None and v.op.opdef is ops.constant and v.shape == ()
+
+
+def _init(kind: str, dtype) -> str:
+    big = {"float32": "np.inf", "float64": "np.inf", "int32": "2147483647",
+           "int64": "9223372036854775807", "bool": "True"}[dtype.name]
+    if kind in ("reduce_sum",):
+        return "0.0" if dtype.is_float else "0"
+    if kind == "reduce_prod":
+        return lit(dtype, 1) if dtype.is_float else "1"
+    if kind in ("reduce_max", "argmax"):
+        if dtype.is_bool:
+            return "False"
+        if dtype.is_int:
+            return f"{np_name(dtype)}(-{big} - 1)"
+        return f"{np_name(dtype)}(-np.inf)"
+    if dtype.is_bool:
+        return "True"
+    return f"{np_name(dtype)}({big})"
+
+
+def _combine(kind: str, dtype, acc: str, v: str) -> str:
+    """An expression for the new accumulator value (NaN-propagating for max/min)."""
+    if kind == "reduce_sum":
+        return f"{acc} + {v}"
+    if kind == "reduce_prod":
+        return f"{acc} * {v}"
+    cmp = ">" if kind == "reduce_max" else "<"
+    if dtype.is_bool:
+        return f"{acc} | {v}" if kind == "reduce_max" else f"{acc} & {v}"
+    nan = f" or {v} != {v}" if dtype.is_float else ""
+    return f"{v} if ({v} {cmp} {acc}{nan}) else {acc}"
+
+
+class _Block:
+    def __init__(self, inner: bool):
+        self.lines: list[str] = []
+        self.memo: dict = {}
+        self.inner = inner
+
+
+class LoopKernel:
+    """Source generation for a ``loop`` or ``matmul`` group."""
+
+    def __init__(self, group: FusionGroup, par_min: int):
+        self.g = group
+        F, A = group.space, group.axes
+        self.var = [f"r{d}" if d in A else f"i{d}" for d in range(len(F))]
+        self.full = tuple(self.var)
+        self.outer_idx = tuple(self.var[d] for d in range(len(F)) if d not in A)
+        self.defined = {r: op for op in group.ops for r in op.results}
+        self.inputs, self.scalars, self.sizes = [], [], []
+        self._size_keys: dict = {}
+        self._names: dict = {}
+        self.inner_names: set = set()
+        self.acc: dict = {}          # reduction op -> name of its result
+        self.n = 0
+        self.work = 1
+        for n in F:
+            self.work *= n
+        self.parallel = self.work >= par_min and len(self.outer_idx) > 0
+
+    # -- names ---------------------------------------------------------------------------
+    def tmp(self, prefix="t") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def size(self, key, n: int) -> str:
+        if key not in self._size_keys:
+            self._size_keys[key] = f"s{len(self.sizes)}"
+            self.sizes.append(int(n))
+        return self._size_keys[key]
+
+    def array(self, v) -> str:
+        if v not in self._names:
+            self._names[v] = f"a{len(self.inputs)}"
+            self.inputs.append(v)
+        return self._names[v]
+
+    def scalar(self, v) -> str:
+        if v not in self._names:
+            self._names[v] = f"c{len(self.scalars)}"
+            self.scalars.append(v)
+        return self._names[v]
+
+    def is_inner(self, *exprs) -> bool:
+        return any(t in self.inner_names or (t[0] == "r" and t[1:].isdigit())
+                   for e in exprs for t in _TOKEN.findall(e))
+
+    def put(self, expr: str, inner: bool, prefix="t") -> str:
+        block = self.block if inner else self.outer
+        name = self.tmp(prefix)
+        block.lines.append(f"{name} = {expr}")
+        if inner:
+            self.inner_names.add(name)
+        return name
+
+    # -- values at an index --------------------------------------------------------------
+    def value(self, v, idx: tuple) -> str:
+        key = (v, idx)
+        for block in (self.block, self.outer):
+            if key in block.memo:
+                return block.memo[key]
+        name = self._value(v, idx)
+        (self.block if name in self.inner_names else self.outer).memo[key] = name
+        return name
+
+    def _value(self, v, idx: tuple) -> str:
+        op = self.defined.get(v)
+        if op is None:
+            if is_scalar_constant(v):
+                return self.scalar(v)
+            sub = ", ".join(idx) if idx else "()"
+            if len(idx) == 1:
+                sub += ","
+            return self.put(f"{self.array(v)}[{sub}]", self.is_inner(*idx))
+        if op.opdef in REDUCTIONS:
+            assert idx == self.outer_idx, (op, idx)
+            return self.acc[op]
+        if op is self.g.head:
+            assert idx == self.full, (op, idx)
+            return self.put(f"mm[{', '.join(idx) or '()'}{',' if len(idx) == 1 else ''}]",
+                            self.is_inner(*idx))
+        if op.opdef.category == "layout":
+            return self.value(op.operands[0], self.index_map(op, idx))
+        if op.opdef is ops.iota:
+            return self.put(emitters.iota_expr(op, idx), self.is_inner(*idx))
+        kind, rule = emitters.RULES[op.opdef]
+        assert kind == "scalar", op
+        args = [self.value(o, idx) for o in op.operands]
+        return self.put(rule(op, *args), self.is_inner(*args))
+
+    def index_map(self, op, idx: tuple) -> tuple:
+        x = op.operands[0]
+        a = op.attrs
+        if op.opdef is ops.broadcast_in_dim:
+            return tuple("0" if x.shape[k] == 1 and a["shape"][d] != 1 else idx[d]
+                         for k, d in enumerate(a["dims"]))
+        if op.opdef is ops.transpose:
+            out = [None] * len(idx)
+            for k, p in enumerate(a["perm"]):
+                out[p] = idx[k]
+            return tuple(out)
+        if op.opdef is ops.slice:
+            return tuple(i if s == 0 and st == 1 else f"({s} + {st} * {i})" if st != 1
+                         else f"({s} + {i})" for i, s, st in zip(idx, a["starts"], a["steps"]))
+        if op.opdef is ops.rev:
+            return tuple(f"({self.size((id(op), d), x.shape[d])} - 1 - {i})"
+                         if d in a["dims"] else i for d, i in enumerate(idx))
+        assert op.opdef is ops.reshape, op
+        shape = a["shape"]
+        if [n for n in x.shape if n != 1] == [n for n in shape if n != 1]:
+            it = iter([i for i, n in zip(idx, shape) if n != 1])
+            return tuple("0" if n == 1 else next(it) for n in x.shape)
+        inner = self.is_inner(*idx)
+        lin = idx[0] if idx else "0"
+        for k in range(1, len(idx)):
+            lin = f"({lin} * {self.size((id(op), 'o', k), shape[k])} + {idx[k]})"
+        lin = self.put(lin, inner, "x")
+        out, stride = [], 1
+        for k in reversed(range(x.type.ndim)):
+            s = self.size((id(op), "st", k), stride)
+            d = self.size((id(op), "d", k), x.shape[k])
+            out.append(self.put(f"({lin} // {s}) % {d}", inner, "x"))
+            stride *= x.shape[k]
+        return tuple(reversed(out))
+
+    # -- loop structure ------------------------------------------------------------------
+    def levels(self) -> list[list]:
+        reds = [op for op in self.g.ops if op.opdef in REDUCTIONS]
+        level: dict = {}
+
+        def depth(v, seen) -> int:
+            op = self.defined.get(v)
+            if op is None or op in seen:
+                return 0
+            seen.add(op)
+            if op.opdef in REDUCTIONS:
+                return level_of(op) + 1
+            return max((depth(o, seen) for o in op.operands), default=0)
+
+        def level_of(op) -> int:
+            if op not in level:
+                level[op] = depth(op.operands[0], set())
+            return level[op]
+
+        out: list[list] = []
+        for op in reds:
+            lv = level_of(op)
+            while len(out) <= lv:
+                out.append([])
+            out[lv].append(op)
+        return out
+
+    def inner_loops(self, body: list[str], indent: str) -> list[str]:
+        lines, pad = [], indent
+        for d in self.g.axes:
+            lines.append(f"{pad}for r{d} in range({self.size(('F', d), self.g.space[d])}):")
+            pad += "    "
+        return lines + [pad + b for b in body]
+
+    def reduction_pass(self, reds: list):
+        one_axis = len(self.g.axes) == 1
+        lanes = one_axis and all(op.opdef in (ops.reduce_sum, ops.reduce_max, ops.reduce_min)
+                                 and op.operands[0].dtype.is_float for op in reds)
+        out = self.outer.lines
+        info = []
+        for op in reds:
+            x = op.operands[0]
+            kind = op.opdef.name
+            acc_dt = "np.float64" if kind == "reduce_sum" and x.dtype.is_float else None
+            init = _init(kind, x.dtype)
+            if acc_dt:
+                init = "0.0"
+            acc = self.tmp("acc")
+            info.append((op, kind, x, acc, init))
+        if lanes:
+            (d,) = self.g.axes
+            n = self.size(("F", d), self.g.space[d])
+            nb = self.tmp("nb")
+            out.append(f"{nb} = {n} - {n} % {LANES}")
+            for op, kind, x, acc, init in info:
+                dt = "np.float64" if kind == "reduce_sum" else np_name(x.dtype)
+                out.append(f"{acc}_l = np.empty({LANES}, {dt})")
+                out.append(f"for k in range({LANES}):")
+                out.append(f"    {acc}_l[k] = {init}")
+            self.block = _Block(True)
+            body = [f"r{d} = rb + k"]
+            self.inner_names.add(f"r{d}")
+            for op, kind, x, acc, init in info:
+                v = self.value(x, self.full)
+                self.block.lines.append(
+                    f"{acc}_l[k] = {_combine(kind, x.dtype, f'{acc}_l[k]', v)}")
+            out.append(f"for rb in range(0, {nb}, {LANES}):")
+            out.append(f"    for k in range({LANES}):")
+            out.extend("        " + b for b in body + self.block.lines)
+            for op, kind, x, acc, init in info:
+                out.append(f"{acc} = {init}")
+            self.block = _Block(True)
+            for op, kind, x, acc, init in info:
+                v = self.value(x, self.full)
+                self.block.lines.append(f"{acc} = {_combine(kind, x.dtype, acc, v)}")
+            out.append(f"for r{d} in range({nb}, {n}):")
+            out.extend("    " + b for b in self.block.lines)
+            for op, kind, x, acc, init in info:
+                out.append(f"for k in range({LANES}):")
+                out.append(f"    {acc} = {_combine(kind, x.dtype, acc, f'{acc}_l[k]')}")
+        else:
+            for op, kind, x, acc, init in info:
+                out.append(f"{acc} = {init}")
+                if kind in ("argmax", "argmin"):
+                    out.append(f"{acc}_i = np.int64(0)")
+            self.block = _Block(True)
+            for op, kind, x, acc, init in info:
+                v = self.value(x, self.full)
+                if kind in ("argmax", "argmin"):
+                    cmp = ">" if kind == "argmax" else "<"
+                    better = f"({v} {cmp} {acc})"
+                    if x.dtype.is_float:
+                        better = f"({better} or ({v} != {v} and {acc} == {acc}))"
+                    c = self.put(better, True, "b")
+                    (axis,) = self.g.axes
+                    self.block.lines.append(f"{acc}_i = np.int64(r{axis}) if {c} else {acc}_i")
+                    self.block.lines.append(f"{acc} = {v} if {c} else {acc}")
+                else:
+                    self.block.lines.append(f"{acc} = {_combine(kind, x.dtype, acc, v)}")
+            out.extend(self.inner_loops(self.block.lines, ""))
+        for op, kind, x, acc, init in info:
+            res = op.result.dtype
+            if kind in ("argmax", "argmin"):
+                self.acc[op] = f"{acc}_i"
+            elif res.is_bool:
+                self.acc[op] = acc
+            else:
+                self.acc[op] = self.put(f"{np_name(res)}({acc})", False, "red")
+
+    def store(self, v, idx, o):
+        name = self.value(v, idx)
+        sub = ", ".join(idx) if idx else "()"
+        if len(idx) == 1:
+            sub += ","
+        return f"{o}[{sub}] = {name}"
+
+    def generate(self) -> KernelSpec:
+        g = self.g
+        outs = list(g.outputs)
+        onames = {v: f"o{i}" for i, v in enumerate(outs)}
+        self.outer = _Block(False)
+        self.block = self.outer
+        for reds in self.levels():
+            self.reduction_pass(reds)
+        mm_out = g.head.result if g.head is not None else None
+        stored = [v for v in outs if v is not mm_out]
+        if g.axes:
+            full_outs = [v for v in stored if v.shape == g.space]
+            if full_outs:
+                self.block = _Block(True)
+                stores = [self.store(v, self.full, onames[v]) for v in full_outs]
+                self.outer.lines.extend(self.inner_loops(self.block.lines + stores, ""))
+            self.block = self.outer
+            self.outer.lines.extend(self.store(v, self.outer_idx, onames[v])
+                                    for v in stored if v not in full_outs)
+        else:
+            stores = [self.store(v, self.full, onames[v]) for v in stored]
+            self.outer.lines.extend(stores)
+        body = self.outer.lines if stored else []
+        pad = ""
+        loops = []
+        for k, d in enumerate(d for d in range(len(g.space)) if d not in g.axes):
+            rng = "PRANGE" if k == 0 else "range"
+            loops.append(f"{pad}for i{d} in {rng}({self.size(('F', d), g.space[d])}):")
+            pad += "    "
+        body = loops + [pad + b for b in body] if body else []
+        pre = self.matmul_prelude(onames) if g.head is not None else []
+        # Inputs are named lazily while the body is generated; the prelude may add some.
+        params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
+                  + [self._names[v] for v in self.scalars]
+                  + [f"s{i}" for i in range(len(self.sizes))])
+        source = function_source(params, pre + body, self.parallel)
+        return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
+                          self.parallel, self.work)
+
+    def matmul_prelude(self, onames) -> list[str]:
+        head = self.g.head
+        a, b = (self.array(v) for v in head.operands)
+        mv = head.result
+        target = next((onames[v] for v in self.g.outputs
+                       if v.dtype == mv.dtype and v.shape == mv.shape), None)
+        rank = mv.type.ndim
+        dims = ", ".join(self.size(("F", d), mv.shape[d]) for d in range(rank))
+        lines = [f"mm = {target}" if target else f"mm = np.empty(({dims},), {np_name(mv.dtype)})"]
+        kdim = self.size(("K",), head.operands[0].shape[-1])
+        m, n = (self.size(("F", rank - 2), mv.shape[-2]), self.size(("F", rank - 1), mv.shape[-1]))
+        batch = "1"
+        for d in range(rank - 2):
+            batch = f"{batch} * {self.size(('F', d), mv.shape[d])}"
+        lines += [f"A = np.ascontiguousarray({a}).reshape(({batch}, {m}, {kdim}))",
+                  f"B = np.ascontiguousarray({b}).reshape(({batch}, {kdim}, {n}))",
+                  f"M = mm.reshape(({batch}, {m}, {n}))"]
+        if mv.dtype.is_float:
+            lines += [f"for q in range({batch}):", "    np.dot(A[q], B[q], M[q])"]
+        else:
+            lines += [f"for q in range({batch}):",
+                      f"    for i in range({m}):",
+                      f"        for j in range({n}):",
+                      f"            M[q, i, j] = 0",
+                      f"        for kk in range({kdim}):",
+                      f"            x = A[q, i, kk]",
+                      f"            for j in range({n}):",
+                      f"                M[q, i, j] += x * B[q, kk, j]"]
+        return lines
+
+
+def function_source(params: list[str], body: list[str], parallel: bool) -> str:
+    sig = ", ".join(params)
+    flags = f'cache=True, error_model="numpy", fastmath={FASTMATH}'
+    parts = [HEADER]
+    variants = [("ser", "range", "")] + ([("par", "prange", ", parallel=True")] if parallel else [])
+    for name, rng, extra in variants:
+        parts.append(f"\n@njit({flags}{extra})\ndef {name}({sig}):")
+        lines = [b.replace("PRANGE", rng) for b in body] or ["pass"]
+        parts.extend("    " + b for b in lines)
+        parts.append("    return 0")
+    return "\n".join(parts) + "\n"
+
+
+def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
+    if group.kind in ("loop", "matmul"):
+        return LoopKernel(group, par_min).generate()
+    (op,) = group.ops
+    return TEMPLATES[op.opdef](op, group)

@@ -1,0 +1,186 @@
+"""The executable plan: a whole Function as ONE generated ``@njit`` entry function.
+
+The entry takes the arguments, the constant arrays, and two packed arrays: ``fc`` (scalar float
+constants) and ``ic`` (every size, every integer or bool constant, and each kernel's choice of
+its parallel variant). It allocates each group's output buffers, calls the kernels (and BLAS,
+inside matmul kernels) in order, and returns the results, so a call from Python is one Numba
+dispatcher call. Sizes live in ``ic``, not in the source, so a new batch size produces the same
+entry source: nothing is compiled again. ``optimization_barrier`` results alias their operands,
+and ``debug_print`` calls back into Python through ``numba.objmode``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import from_dtype, types
+
+from ..ir import Function, ops
+from ..ir.passes.fusion import Fusion
+from . import cache
+from .emitters import np_name
+from .kernel import KernelSpec, generate_kernel, is_scalar_constant
+
+# Iteration spaces of at least this many elements get a parallel (prange) kernel variant, used
+# when the run-time size is at least as large. Measured on 2 cores: benchmarks/backend.py.
+PARALLEL_MIN = 1 << 17
+
+
+class Plan:
+    def __init__(self, fusion: Fusion, par_min: int = PARALLEL_MIN):
+        self.fusion = fusion
+        fn = fusion.function
+        self.fn = fn
+        self.par_min = par_min
+        self.names: dict = {p: f"p{i}" for i, p in enumerate(fn.params)}
+        self.const_arrays: list = []       # np arrays passed as q*
+        self.fc: list[float] = []
+        self.ic: list[int] = []
+        self.lines: list[str] = []
+        self.imports: list[str] = []
+        self.kernels: list[KernelSpec] = []
+        self.modules: list = []
+        self.prints: list[str] = []
+        self.buffers = 0
+        self._scalar_slot: dict = {}
+        self._build()
+
+    # -- constants and sizes ----------------------------------------------------------------
+    def int_slot(self, value: int) -> str:
+        self.ic.append(int(value))
+        return f"ic[{len(self.ic) - 1}]"
+
+    def scalar(self, v) -> str:
+        """A scalar constant as a typed by-value expression (from fc or ic)."""
+        if v not in self._scalar_slot:
+            value = v.op.attrs["value"][()]
+            dt = v.dtype
+            if dt.is_float:
+                self.fc.append(float(value))
+                expr = f"{np_name(dt)}(fc[{len(self.fc) - 1}])"
+            elif dt.is_bool:
+                expr = f"({self.int_slot(bool(value))} != 0)"
+            else:
+                expr = f"{np_name(dt)}({self.int_slot(int(value))})"
+            self._scalar_slot[v] = expr
+        return self._scalar_slot[v]
+
+    def array(self, v) -> str:
+        """The name of an array holding ``v`` (a parameter, constant or buffer)."""
+        if v not in self.names:
+            assert v.op is not None and v.op.opdef is ops.constant, v
+            arr = np.array(v.op.attrs["value"], copy=True)
+            self.const_arrays.append(arr)
+            self.names[v] = f"q{len(self.const_arrays) - 1}"
+        return self.names[v]
+
+    def buffer(self, v) -> str:
+        name = f"b{self.buffers}"
+        self.buffers += 1
+        dims = ", ".join(self.int_slot(n) for n in v.shape)
+        shape = f"({dims},)" if v.shape else "()"
+        self.lines.append(f"{name} = np.empty({shape}, {np_name(v.dtype)})")
+        self.names[v] = name
+        return name
+
+    # -- groups -----------------------------------------------------------------------------
+    def _build(self):
+        for g in self.fusion.groups:
+            if g.kind == "alias":
+                (op,) = g.ops
+                for r, v in zip(op.results, op.operands):
+                    self.names[r] = self.array(v)
+            elif g.kind == "effect":
+                self._debug_print(g.ops[0])
+            else:
+                self._kernel_call(g)
+        results = [self.array(r) for r in self.fn.results]
+        self.lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+
+    def _kernel_call(self, g):
+        spec = generate_kernel(g, self.par_min)
+        mod = cache.load(spec.source)
+        k = len(self.kernels)
+        self.kernels.append(spec)
+        self.modules.append(mod)
+        self.imports.append(f"from {mod.__name__} import ser as k{k}s"
+                            + (f", par as k{k}p" if spec.parallel else ""))
+        ins = [self.array(v) for v in spec.inputs]
+        outs = [self.buffer(v) for v in spec.outputs]
+        scalars = [self.scalar(v) for v in spec.scalars]
+        sizes = [self.int_slot(n) for n in spec.sizes]
+        args = ", ".join(ins + outs + scalars + sizes)
+        if spec.parallel:
+            flag = self.int_slot(spec.work >= self.par_min)
+            self.lines += [f"if {flag}:", f"    k{k}p({args})", "else:", f"    k{k}s({args})"]
+        else:
+            self.lines.append(f"k{k}s({args})")
+
+    def _debug_print(self, op):
+        k = len(self.prints)
+        self.prints.append(f"def _print{k}(*xs):\n    print({op.attrs['fmt']!r}.format(*xs))\n")
+        args = ", ".join(self.array(v) for v in op.operands)
+        self.lines += ["with objmode():", f"    _print{k}({args})"]
+
+    # -- the entry module -------------------------------------------------------------------
+    @property
+    def params(self) -> list[str]:
+        ps = [f"p{i}" for i in range(len(self.fn.params))]
+        ps += [f"q{i}" for i in range(len(self.const_arrays))]
+        return ps + ["fc", "ic"]
+
+    @property
+    def source(self) -> str:
+        head = ["import numpy as np", "from numba import njit, objmode"] + self.imports
+        body = "\n".join("    " + line for line in self.lines)
+        prints = "\n".join(self.prints)
+        return ("\n".join(head) + "\n\n" + prints + "\n"
+                f"@njit(cache=True, error_model=\"numpy\")\n"
+                f"def entry({', '.join(self.params)}):\n{body}\n")
+
+    def signature(self):
+        def arr(dt, ndim):
+            return types.Array(from_dtype(dt), ndim, "C")
+        sig = [arr(p.type.dtype.np, p.type.ndim) for p in self.fn.params]
+        sig += [arr(a.dtype, a.ndim) for a in self.const_arrays]
+        return tuple(sig + [arr(np.dtype(np.float64), 1), arr(np.dtype(np.int64), 1)])
+
+
+class Program:
+    """``program(leaves) -> tuple of arrays``: one call of the compiled entry."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.function = plan.fn
+        self.fusion = plan.fusion
+        mod = cache.load(plan.source, prefix="e")
+        self.entry = mod.entry
+        self.entry.compile(plan.signature())
+        cache.seal([mod.__name__] + [m.__name__ for m in plan.modules])
+        self.extra = tuple(plan.const_arrays) + (np.array(plan.fc, np.float64),
+                                                 np.array(plan.ic, np.int64))
+        self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
+                         if p.type.shape == ()]
+        if not self._scalars:
+            entry, extra = self.entry, self.extra
+            self.run = lambda leaves: entry(*leaves, *extra)
+        else:
+            entry, extra, scalars = self.entry, self.extra, self._scalars
+
+            def run(leaves):
+                leaves = list(leaves)
+                for i, dt in scalars:
+                    leaves[i] = np.asarray(leaves[i], dt)
+                return entry(*leaves, *extra)
+            self.run = run
+
+    def __call__(self, leaves):
+        return self.run(leaves)
+
+    @property
+    def sources(self) -> str:
+        parts = [f"# kernel k{i}: {m.__name__}\n{k.source}"
+                 for i, (k, m) in enumerate(zip(self.plan.kernels, self.plan.modules))]
+        return "\n".join(parts + [f"# entry\n{self.plan.source}"])
+
+
+def compile_plan(fusion: Fusion) -> Program:
+    return Program(Plan(fusion))

@@ -1,0 +1,235 @@
+"""Fusion grouping: which ops run together in one kernel.
+
+Ops are visited from last to first; an op joins the group of its users when all its users are
+in one group and the group stays legal, otherwise it starts a group. A ``loop`` group is one
+loop nest over a space F (a shape) with reductions over axes A of F: elementwise ops and
+layout ops (folded into index arithmetic) at any shape, reductions over A, and the ops that use
+their results at the outer index (F without A). A ``matmul`` group is a BLAS call followed by
+elementwise epilogue ops in one pass over its output. Other ops (pad, concatenate, take,
+scatter_add) get ``op`` groups; ``optimization_barrier`` is an ``alias`` (no copy) and
+``debug_print`` an ``effect``; no group reaches through either. Constants are not grouped:
+they are kernel arguments.
+
+Legality is checked by following index tuples from the group's outputs down to its inputs,
+symbolically (dims of F, ``0`` for a broadcast size-1 dim, ``?`` for anything computed): a
+reduction must be reached only at the outer index, a matmul only at the full index.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import ops
+from ..graph import Function, Op, Value
+from ..printer import print_function
+
+LOOP_CATEGORIES = ("elementwise", "layout")
+REDUCTIONS = (ops.reduce_sum, ops.reduce_prod, ops.reduce_max, ops.reduce_min, ops.argmax,
+              ops.argmin)
+
+
+def reduction_axes(op: Op) -> tuple:
+    return (op.attrs["axis"],) if "axis" in op.attrs else tuple(op.attrs["axes"])
+
+
+@dataclass(eq=False)
+class FusionGroup:
+    id: int
+    kind: str                          # loop | matmul | op | alias | effect
+    ops: list = field(default_factory=list)   # in program order once fusion is done
+    space: tuple = ()                  # F: the loop nest's full shape
+    axes: tuple = ()                   # A: reduced axes of F
+    head: Op | None = None             # the matmul of a matmul group
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+
+    @property
+    def outer(self) -> tuple:
+        return tuple(n for d, n in enumerate(self.space) if d not in self.axes)
+
+    @property
+    def reductions(self) -> list:
+        return [op for op in self.ops if op.opdef in REDUCTIONS]
+
+    def __repr__(self) -> str:
+        what = f"space={list(self.space)}" + (f" axes={list(self.axes)}" if self.axes else "")
+        return f"<g{self.id} {self.kind} {what} ops={len(self.ops)}>"
+
+
+@dataclass
+class Fusion:
+    function: Function
+    groups: list          # in execution order
+    group_of: dict        # Op -> FusionGroup
+
+    def label(self, op: Op):
+        g = self.group_of.get(op)
+        return f"g{g.id} {g.kind}" if g is not None else None
+
+    def __str__(self) -> str:
+        return print_function(self.function, annotate=self.label)
+
+
+def index_map(op: Op, idx: tuple) -> tuple:
+    """The symbolic index of ``op``'s first operand when its result is read at ``idx``."""
+    (x,) = op.operands[:1]
+    a = op.attrs
+    if op.opdef is ops.broadcast_in_dim:
+        return tuple("0" if x.shape[k] == 1 and a["shape"][d] != 1 else idx[d]
+                     for k, d in enumerate(a["dims"]))
+    if op.opdef is ops.transpose:
+        out = [None] * len(idx)
+        for k, p in enumerate(a["perm"]):
+            out[p] = idx[k]
+        return tuple(out)
+    if op.opdef is ops.reshape:
+        squeezed = [i for i, n in zip(idx, a["shape"]) if n != 1]
+        if [n for n in x.shape if n != 1] == [n for n in a["shape"] if n != 1]:
+            it = iter(squeezed)
+            return tuple("0" if n == 1 else next(it) for n in x.shape)
+        return ("?",) * x.type.ndim
+    if op.opdef is ops.slice:
+        return tuple(i if s == 0 and st == 1 else "?"
+                     for i, s, st in zip(idx, a["starts"], a["steps"]))
+    if op.opdef is ops.rev:
+        return tuple("?" if d in a["dims"] else i for d, i in enumerate(idx))
+    return idx   # elementwise
+
+
+def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
+    full = tuple(str(d) for d in range(len(g.space)))
+    outer = tuple(str(d) for d in range(len(g.space)) if d not in g.axes)
+    requests: dict = {}
+    for v in outputs:
+        if v.shape == g.space:
+            requests.setdefault(v, set()).add(full)
+        elif v.shape == g.outer and g.kind == "loop":
+            requests.setdefault(v, set()).add(outer)
+        else:
+            return False
+    for op in reversed(g.ops):
+        wanted = requests.get(op.result, set()) if op.results else set()
+        if op.opdef in REDUCTIONS:
+            if any(i != outer for i in wanted):
+                return False
+            if op.operands[0] in inside:
+                requests.setdefault(op.operands[0], set()).add(full)
+            continue
+        if op is g.head:
+            if any(i != full for i in wanted):
+                return False
+            continue
+        for i in wanted:
+            if op.opdef.category == "layout":
+                operand_idx = [index_map(op, i)]
+            else:
+                operand_idx = [i] * len(op.operands)
+            for v, oi in zip(op.operands, operand_idx):
+                if v in inside:
+                    requests.setdefault(v, set()).add(oi)
+    return True
+
+
+class _Grouper:
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.users = fn.uses()
+        self.results = set(fn.results)
+        self.group_of: dict = {}
+        self.groups: list = []
+        self.pos = {op: i for i, op in enumerate(fn.ops)}
+
+    def outputs(self, g: FusionGroup) -> list:
+        inside = set(g.ops)
+        return [r for op in g.ops for r in op.results
+                if r in self.results or any(u not in inside for u in self.users.get(r, ()))]
+
+    def check(self, g: FusionGroup) -> bool:
+        g.ops.sort(key=self.pos.__getitem__)
+        inside = {r for op in g.ops for r in op.results}
+        return _legal(g, self.outputs(g), inside)
+
+    def try_join(self, op: Op) -> FusionGroup | None:
+        if len(op.results) != 1:
+            return None
+        v = op.result
+        users = self.users.get(v, [])
+        groups = {id(self.group_of.get(u)): self.group_of.get(u) for u in users}
+        if len(groups) != 1 or None in groups.values():
+            return None
+        (g,) = groups.values()
+        if g.kind not in ("loop", "matmul"):
+            return None
+        if g.head is not None and any(u is g.head for u in users):
+            return None
+        saved = (g.kind, g.space, g.axes, g.head)
+        cat = op.opdef.category
+        if op.opdef in REDUCTIONS:
+            space, axes = op.operands[0].shape, reduction_axes(op)
+            if g.kind != "loop":
+                return None
+            if g.axes:
+                if (space, axes) != (g.space, g.axes):
+                    return None
+            elif g.space in (space, tuple(n for d, n in enumerate(space) if d not in axes)):
+                g.space, g.axes = space, axes
+            else:
+                return None
+        elif op.opdef is ops.matmul:
+            if g.kind != "loop" or g.axes or g.space != v.shape or v in self.results:
+                return None
+            if any(u.opdef.category != "elementwise" for u in users):
+                return None
+            g.kind, g.head = "matmul", op
+        elif cat not in LOOP_CATEGORIES:
+            return None
+        g.ops.append(op)
+        self.group_of[op] = g
+        if self.check(g):
+            return g
+        g.ops.remove(op)
+        del self.group_of[op]
+        g.kind, g.space, g.axes, g.head = saved
+        return None
+
+    def start(self, op: Op) -> FusionGroup:
+        g = FusionGroup(len(self.groups), "op", [op])
+        if op.opdef in REDUCTIONS:
+            g.kind, g.space, g.axes = "loop", op.operands[0].shape, reduction_axes(op)
+        elif op.opdef.category in LOOP_CATEGORIES:
+            g.kind, g.space = "loop", op.result.shape
+        elif op.opdef is ops.matmul:
+            g.kind, g.space, g.head = "matmul", op.result.shape, op
+        elif op.opdef is ops.optimization_barrier:
+            g.kind = "alias"
+        elif op.opdef.side_effect:
+            g.kind = "effect"
+        self.groups.append(g)
+        self.group_of[op] = g
+        return g
+
+    def run(self) -> Fusion:
+        for op in reversed(self.fn.ops):
+            if op.opdef is ops.constant:
+                continue
+            if op.opdef is ops.call:
+                raise ValueError("fusion needs a Function without call ops: run inline_calls")
+            if self.try_join(op) is None:
+                self.start(op)
+        groups = sorted(self.groups, key=lambda g: max(self.pos[o] for o in g.ops))
+        for i, g in enumerate(groups):
+            g.id = i
+            g.ops.sort(key=self.pos.__getitem__)
+            defined = {r for op in g.ops for r in op.results}
+            seen = set()
+            for op in g.ops:
+                for v in op.operands:
+                    if v not in defined and v not in seen:
+                        seen.add(v)
+                        g.inputs.append(v)
+            g.outputs = self.outputs(g)
+        return Fusion(self.fn, groups, self.group_of)
+
+
+def fuse(fn: Function) -> Fusion:
+    """Group ``fn``'s ops into kernels (see the module docstring)."""
+    return _Grouper(fn).run()
