@@ -22,7 +22,7 @@ COMPILED = {"test_grad_of_a_scalar_function", "test_grad_of_jit",
 @pytest.fixture(autouse=True)
 def _backend(request, monkeypatch):
     if request.node.name not in COMPILED:
-        monkeypatch.setattr(tracejit.backend, "DEFAULT_BACKEND", "interpreter")
+        monkeypatch.setattr(tracejit.config, "backend", "interpreter")
 
 
 def cube_sum(x):

@@ -16,7 +16,6 @@ from .config import config
 from .ir import Function, interpret
 
 BACKENDS = ("numba", "interpreter")
-DEFAULT_BACKEND = "numba"
 
 
 def _interpreter_program(fn: Function):
@@ -48,7 +47,7 @@ def _numba_program(fn: Function):
 
 
 def compile_function(fn: Function, backend: str | None = None):
-    backend = backend or DEFAULT_BACKEND
+    backend = backend or config.backend
     if "ir" in config.dump:
         print(f"== ir @{fn.name} ==\n{fn}", file=sys.stderr)
     if backend == "interpreter":

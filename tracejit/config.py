@@ -5,6 +5,7 @@ TRACEJIT_EXPLAIN_RETRACE=1    say which argument changed, and how, each time a f
 TRACEJIT_DUMP=ir,optimized,source   print these stages as each function is compiled
 TRACEJIT_CACHE_DIR=path       where compiled kernels are cached on disk
 TRACEJIT_RETRACE_WARN=8       warn once when a function has been traced this many times
+TRACEJIT_BACKEND=numba        the default backend of jit: numba, or interpreter (the reference)
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class Config:
                                   or None)
     retrace_warn: int = field(default_factory=lambda: int(
         os.environ.get("TRACEJIT_RETRACE_WARN", "8")))
+    backend: str = field(default_factory=lambda: os.environ.get("TRACEJIT_BACKEND", "numba"))
 
 
 config = Config()

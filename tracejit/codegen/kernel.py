@@ -161,6 +161,11 @@ class LoopKernel:
         if op is None:
             if is_scalar_constant(v):
                 return self.scalar(v)
+            if not idx:
+                # A 0-d input: read once before the loops (Numba's parfor cannot type x[()]).
+                name = self.tmp()
+                self.prologue.append(f"{name} = {self.array(v)}[()]")
+                return name
             sub = ", ".join(idx) if idx else "()"
             if len(idx) == 1:
                 sub += ","
@@ -338,6 +343,7 @@ class LoopKernel:
         onames = {v: f"o{i}" for i, v in enumerate(outs)}
         self.outer = _Block(False)
         self.block = self.outer
+        self.prologue: list[str] = []
         for reds in self.levels():
             self.reduction_pass(reds)
         mm_out = g.head.result if g.head is not None else None
@@ -367,7 +373,7 @@ class LoopKernel:
         params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
                   + [self._names[v] for v in self.scalars]
                   + [f"s{i}" for i in range(len(self.sizes))])
-        source = function_source(params, pre + body, self.parallel)
+        source = function_source(params, pre + self.prologue + body, self.parallel)
         return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
                           self.parallel, self.work)
 

@@ -77,7 +77,7 @@ class Plan:
         self.buffers += 1
         dims = ", ".join(self.int_slot(n) for n in v.shape)
         shape = f"({dims},)" if v.shape else "()"
-        self.lines.append(f"{name} = np.empty({shape}, {np_name(v.dtype)})")
+        self.lines.append(f"{name} = advise_huge_pages(np.empty({shape}, {np_name(v.dtype)}))")
         self.names[v] = name
         return name
 
@@ -129,7 +129,8 @@ class Plan:
 
     @property
     def source(self) -> str:
-        head = ["import numpy as np", "from numba import njit, objmode"] + self.imports
+        head = ["import numpy as np", "from numba import njit, objmode",
+                "from tracejit.codegen.runtime import advise_huge_pages"] + self.imports
         body = "\n".join("    " + line for line in self.lines)
         prints = "\n".join(self.prints)
         return ("\n".join(head) + "\n\n" + prints + "\n"
