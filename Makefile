@@ -12,6 +12,7 @@ $(VENV)/.installed: setup.cfg setup.py
 	touch $@
 
 demo: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[demo]'
 	$(PY) -m tracejit.demo
 
 test: $(VENV)/.installed

@@ -177,6 +177,12 @@ class LoopKernel:
             assert idx == self.full, (op, idx)
             return self.put(f"mm[{', '.join(idx) or '()'}{',' if len(idx) == 1 else ''}]",
                             self.is_inner(*idx))
+        if (op.opdef is ops.reshape and idx and op.operands[0] not in self.defined
+                and not is_scalar_constant(op.operands[0])):
+            # A reshape of a materialized (C-contiguous) array is a view: index the view
+            # directly instead of re-deriving each coordinate with integer division.
+            sub = ", ".join(idx) + ("," if len(idx) == 1 else "")
+            return self.put(f"{self.reshaped_view(op)}[{sub}]", self.is_inner(*idx))
         if op.opdef.category == "layout":
             return self.value(op.operands[0], self.index_map(op, idx))
         if op.opdef is ops.iota:
@@ -185,6 +191,16 @@ class LoopKernel:
         assert kind == "scalar", op
         args = [self.value(o, idx) for o in op.operands]
         return self.put(rule(op, *args), self.is_inner(*args))
+
+    def reshaped_view(self, op) -> str:
+        key = ("view", op.operands[0], op.attrs["shape"])
+        if key not in self._names:
+            dims = ", ".join(self.size((id(op), "o", k), n)
+                             for k, n in enumerate(op.attrs["shape"]))
+            name = f"v{len(self.prologue)}"
+            self.prologue.append(f"{name} = {self.array(op.operands[0])}.reshape(({dims},))")
+            self._names[key] = name
+        return self._names[key]
 
     def index_map(self, op, idx: tuple) -> tuple:
         x = op.operands[0]

@@ -29,68 +29,112 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
+def _conv_padding(padding, kernel, stride, dilation):
+    """((top, bottom), (left, right)) for an int, a pair, or PyTorch's 'valid' / 'same'."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0), (0, 0)
+        if padding != "same":
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+        if stride != (1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        # PyTorch puts the odd element of the total padding on the bottom / right.
+        th, tw = (d * (k - 1) for d, k in zip(dilation, kernel))
+        return (th // 2, th - th // 2), (tw // 2, tw - tw // 2)
+    ph, pw = _pair(padding)
+    return (ph, ph), (pw, pw)
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation, as in PyTorch) by im2col + one batched matmul.
 
-    The im2col is KH*KW strided slices of the padded input; under jit they are index arithmetic
-    inside one fused copy, and the contraction is a single BLAS call.
+    ``padding`` is an int, a pair, or 'valid' / 'same' (as in PyTorch). The im2col is KH*KW
+    strided slices of the padded input; under jit they are index arithmetic inside one fused
+    copy, and the contraction is a single BLAS call.
     """
     sh, sw = _pair(stride)
-    ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
     n, c, h, w = input.shape
     o, cg, kh, kw = weight.shape
     if c != cg * groups or o % groups:
         raise ValueError(f"conv2d: input has {c} channels, weight {tuple(weight.shape)} with "
                          f"groups={groups} expects {cg * groups}")
-    x = np.pad(input, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if (ph or pw) else input
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    patches = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+    pad_h, pad_w = _conv_padding(padding, (kh, kw), (sh, sw), (dh, dw))
+    x = input
+    if any(pad_h + pad_w):
+        x = np.pad(input, ((0, 0), (0, 0), pad_h, pad_w))
+    oh = (h + sum(pad_h) - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + sum(pad_w) - dw * (kw - 1) - 1) // sw + 1
+    # The batch goes inside the columns: cols is (C*KH*KW, N*OH*OW), so each group's
+    # convolution is ONE large GEMM, W (O, C*KH*KW) @ cols, with no per-image loop and no
+    # broadcast copy of W; its backward is two large GEMMs too.
+    xt = x.transpose(1, 0, 2, 3)                              # c, n, h, w
+    patches = [xt[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                  j * dw:j * dw + sw * (ow - 1) + 1:sw]
                for i in range(kh) for j in range(kw)]
-    cols = np.stack(patches, axis=2)                          # n, c, kh*kw, oh, ow
+    cols = np.stack(patches, axis=1)                          # c, kh*kw, n, oh, ow
     outs = []
     og = o // groups
     for g in range(groups):
-        cg_cols = cols[:, g * cg:(g + 1) * cg].reshape(n, cg * kh * kw, oh * ow)
+        cg_cols = cols[g * cg:(g + 1) * cg].reshape(cg * kh * kw, n * oh * ow)
         wg = weight[g * og:(g + 1) * og].reshape(og, cg * kh * kw)
-        outs.append(wg @ cg_cols)                             # n, og, oh*ow
-    out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
-    out = out.reshape(n, o, oh, ow)
+        outs.append(wg @ cg_cols)                             # og, n*oh*ow
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=0)
+    out = out.reshape(o, n, oh, ow).transpose(1, 0, 2, 3)
     if bias is not None:
         out = out + bias.reshape(1, o, 1, 1)
     return out
 
 
-def _windows(input, kernel_size, stride, padding, pad_value):
+def _windows(input, kernel_size, stride, padding, pad_value, dilation=1):
     kh, kw = _pair(kernel_size)
     sh, sw = _pair(stride if stride is not None else kernel_size)
     ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
     n, c, h, w = input.shape
     x = input
     if ph or pw:
         x = np.pad(input, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
-    oh = (h + 2 * ph - kh) // sh + 1
-    ow = (w + 2 * pw - kw) // sw + 1
-    return [x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    return [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
             for i in range(kh) for j in range(kw)]
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0):
-    wins = _windows(input, kernel_size, stride, padding, -np.inf)
+def _no_ceil_mode(ceil_mode):
+    if ceil_mode:
+        raise NotImplementedError("tracejit.nn.functional pooling: ceil_mode=True is not "
+                                  "supported; pad the input instead")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Max over each window (stride defaults to kernel_size); padding counts as -inf."""
+    _no_ceil_mode(ceil_mode)
+    wins = _windows(input, kernel_size, stride, padding, -np.inf, dilation)
     out = wins[0]
     for win in wins[1:]:
         out = np.maximum(out, win)
     return out
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0):
-    """Average over each window, counting padding (PyTorch's count_include_pad=True)."""
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Average over each window. As in PyTorch, padding counts in the divisor unless
+    ``count_include_pad=False``; ``divisor_override`` replaces the divisor."""
+    _no_ceil_mode(ceil_mode)
     wins = _windows(input, kernel_size, stride, padding, 0.0)
     out = wins[0]
     for win in wins[1:]:
         out = out + win
-    return out / _float(out, len(wins))
+    if divisor_override is not None:
+        return out / _float(out, divisor_override)
+    if count_include_pad or not any(_pair(padding)):
+        return out / _float(out, len(wins))
+    # The number of real (unpadded) elements in each window: a constant, known from shapes.
+    ones = np.ones((1, 1) + tuple(input.shape[2:]), np.float64)
+    counts = sum(_windows(ones, kernel_size, stride, padding, 0.0))
+    return out / counts.astype(out.dtype)
 
 
 # -- activations ----------------------------------------------------------------------------
@@ -103,7 +147,8 @@ def sigmoid(input):
     if isinstance(input, Tracer):
         from ..tracer import primitives as P
         return P.sigmoid(input)
-    return 1.0 / (1.0 + np.exp(-input))
+    with np.errstate(over="ignore"):    # exp(-x) = inf for very negative x gives exactly 0
+        return 1.0 / (1.0 + np.exp(-input))
 
 
 def tanh(input):

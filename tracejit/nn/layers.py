@@ -68,11 +68,14 @@ class Sigmoid(Module):
 
 
 class Flatten(Module):
-    def __init__(self, start_dim=1):
-        self.start_dim = start_dim
+    """Flattens dims start_dim..end_dim (inclusive) into one, as torch.nn.Flatten."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x):
-        return x.reshape(x.shape[:self.start_dim] + (-1,))
+        start, end = self.start_dim % x.ndim, self.end_dim % x.ndim
+        return x.reshape(x.shape[:start] + (-1,) + x.shape[end + 1:])
 
 
 class MaxPool2d(Module):

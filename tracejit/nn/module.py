@@ -85,6 +85,8 @@ class Module:
         if missing or unexpected:
             raise KeyError(f"load_state_dict: missing {sorted(missing)}, unexpected "
                            f"{sorted(unexpected)}")
+        # Check every entry before assigning any, so a failed load leaves the model unchanged.
+        updates = []
         for key, value in state.items():
             *path, name = key.split(".")
             mod = self
@@ -95,7 +97,9 @@ class Module:
             if value.shape != old.shape:
                 raise ValueError(f"load_state_dict: {key} has shape {value.shape}, the model "
                                  f"expects {old.shape}")
-            mod._parameters[name] = value.astype(old.dtype)
+            updates.append((mod, name, value.astype(old.dtype)))
+        for mod, name, value in updates:
+            mod._parameters[name] = value
         return self
 
     def save(self, path) -> None:

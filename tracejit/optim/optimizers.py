@@ -68,9 +68,12 @@ class Adam:
         gs, _ = flatten(grads)
         b1, b2 = self.betas
         step = state["step"] + 1
-        # Bias corrections, folded into one step size as PyTorch does.
-        c1 = 1 - _like(step, b1) ** step
-        c2 = 1 - _like(step, b2) ** step
+        # Bias corrections, folded into one step size as PyTorch does; like PyTorch (which
+        # computes them as Python floats) in float64, then rounded to each parameter's dtype.
+        t = step.astype(np.float64)
+        c1 = 1 - np.asarray(b1, np.float64) ** t
+        c2 = 1 - np.asarray(b2, np.float64) ** t
+        step_size = np.asarray(self.lr, np.float64) / c1
         new_ps, ms, vs = [], [], []
         for p, g, m, v in zip(ps, gs, state["exp_avg"], state["exp_avg_sq"]):
             if self.weight_decay:
@@ -78,7 +81,7 @@ class Adam:
             m = _like(g, b1) * m + _like(g, 1 - b1) * g
             v = _like(g, b2) * v + _like(g, 1 - b2) * (g * g)
             denom = np.sqrt(v) / np.sqrt(c2).astype(p.dtype) + _like(p, self.eps)
-            new_ps.append(p - (_like(p, self.lr) / c1.astype(p.dtype)) * m / denom)
+            new_ps.append(p - step_size.astype(p.dtype) * m / denom)
             ms.append(m)
             vs.append(v)
         return unflatten(tree, new_ps), {"step": step, "exp_avg": ms, "exp_avg_sq": vs}
