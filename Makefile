@@ -8,15 +8,15 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,demo]'
 	touch $@
 
 demo: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[demo]'
 	$(PY) -m tracejit.demo
 
+# Two workers (the CI machines have 2 cores); compiled kernels are shared through the disk cache.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --durations=20
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks
