@@ -138,7 +138,8 @@ def _flatten_module(m: Module):
     params = m.__dict__.get("_parameters", {})
     modules = m.__dict__.get("_modules", {})
     children = list(params.values()) + list(modules.values())
-    return children, (tuple(params), tuple(modules), _static_items(m))
+    names = [f".{k}" for k in list(params) + list(modules)]   # IR names: %model.conv1.weight
+    return children, (tuple(params), tuple(modules), _static_items(m)), names
 
 
 def _unflatten_module(cls, aux, children):
