@@ -288,6 +288,28 @@ def run_compile_and_memory():
     return {"cold": cold, "warm": warm, "new_batch": newb, "steady": steady_new}
 
 
+def run_parallel_min(sizes=(1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20)):
+    """The chain with the serial kernel variant against the parallel one (Numba's threads) at
+    each size: where the parallel variant starts to win is plan.PARALLEL_MIN."""
+    from tracejit.codegen.plan import Plan, Program
+    from tracejit.ir.passes import fuse, optimize
+    rng = np.random.default_rng(0)
+    print("\nparallel threshold (chain): serial vs parallel kernel, median us")
+    out = {}
+    for n in sizes:
+        x = rng.random(n, dtype=F32)
+        y = rng.random(n, dtype=F32)
+        fn = tj.jit(chain).lower(x, y).function
+        fusion = fuse(optimize(fn))
+        ser = Program(Plan(fusion, par_min=1 << 62))
+        par = Program(Plan(fusion, par_min=1))
+        m = bench({"ser": lambda: ser([x, y]), "par": lambda: par([x, y])}, repeat=41)
+        out[n] = m
+        print(f"  n={n:>8}  serial {m['ser'] * 1e6:9.1f}  parallel {m['par'] * 1e6:9.1f}  "
+              f"({m['ser'] / m['par']:.2f}x)")
+    return out
+
+
 def main() -> dict:
     opt = _optional()
     print(f"tracejit backend benchmarks; optional: {sorted(opt) or 'none (jax/torch absent)'}")
@@ -296,6 +318,7 @@ def main() -> dict:
         results[f"chain{n}"] = run_chain(n, opt)
     results["softmax"], results["layer_norm"] = run_rows(opt)
     results["mlp"] = run_mlp()
+    results["parallel_min"] = run_parallel_min()
     results["compile"] = run_compile_and_memory()
     return results
 

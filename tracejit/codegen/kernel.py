@@ -17,20 +17,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numba
+
 from ..ir import ops
 from ..ir.passes.fusion import REDUCTIONS, FusionGroup
 from . import emitters
 from .emitters import lit, np_name
+from .mathlib import has_vector_minmax
 from .templates import TEMPLATES
 
 LANES = 16
+VECTOR_MINMAX = has_vector_minmax()
+COSTLY = {"exp", "expm1", "log", "log1p", "tanh", "logistic", "sin", "cos", "tan", "sinh",
+          "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "erf", "power", "arctan2"}
+MATMUL_WORK = 64      # multiply-adds of a matmul that count as one element of loop work
+MATMUL_ROWS = 16      # fewest rows of a matmul's output per thread
 FASTMATH = '{"contract"}'
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
 HEADER = """import math
 import numpy as np
 from numba import njit, prange
-from tracejit.codegen.mathlib import exp32, tanh32, logistic32
+from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
 """
 
@@ -77,10 +85,13 @@ def _combine(kind: str, dtype, acc: str, v: str) -> str:
     if kind == "reduce_prod":
         return f"{acc} * {v}"
     cmp = ">" if kind == "reduce_max" else "<"
+    if dtype.is_float and VECTOR_MINMAX:
+        return f"{'fmaximum' if kind == 'reduce_max' else 'fminimum'}({acc}, {v})"
     if dtype.is_bool:
         return f"{acc} | {v}" if kind == "reduce_max" else f"{acc} & {v}"
-    nan = f" or {v} != {v}" if dtype.is_float else ""
-    return f"{v} if ({v} {cmp} {acc}{nan}) else {acc}"
+    # ``|`` rather than ``or``: no short-circuit branch, so the loop vectorizes (selects).
+    nan = f" | ({v} != {v})" if dtype.is_float else ""
+    return f"{v} if (({v} {cmp} {acc}){nan}) else {acc}"
 
 
 class _Block:
@@ -109,6 +120,11 @@ class LoopKernel:
         self.work = 1
         for n in F:
             self.work *= n
+        if group.head is not None:
+            # A matmul's parallel variant splits the BLAS call by rows across Numba's threads
+            # (BLAS itself runs single-threaded: runtime.configure_threads).
+            a, b = group.head.operands
+            self.work = max(self.work, a.shape[-2] * a.shape[-1] * b.shape[-1] // MATMUL_WORK)
         self.parallel = self.work >= par_min and len(self.outer_idx) > 0
 
     # -- names ---------------------------------------------------------------------------
@@ -273,8 +289,12 @@ class LoopKernel:
 
     def reduction_pass(self, reds: list):
         one_axis = len(self.g.axes) == 1
-        lanes = one_axis and all(op.opdef in (ops.reduce_sum, ops.reduce_max, ops.reduce_min)
-                                 and op.operands[0].dtype.is_float for op in reds)
+        # Float sums accumulate in 16 lanes (LLVM does not reassociate them itself); float
+        # max/min reduce through llvm.maximum/minimum, which LLVM vectorizes as they are.
+        lane_ops = (ops.reduce_sum,) if VECTOR_MINMAX else (ops.reduce_sum, ops.reduce_max,
+                                                             ops.reduce_min)
+        lanes = one_axis and all(op.opdef in lane_ops and op.operands[0].dtype.is_float
+                                 for op in reds)
         out = self.outer.lines
         info = []
         for op in reds:
@@ -301,6 +321,7 @@ class LoopKernel:
             self.inner_names.add(f"r{d}")
             for op, kind, x, acc, init in info:
                 v = self.value(x, self.full)
+                self.keep_scratch(x, v)
                 self.block.lines.append(
                     f"{acc}_l[k] = {_combine(kind, x.dtype, f'{acc}_l[k]', v)}")
             out.append(f"for rb in range(0, {nb}, {LANES}):")
@@ -311,6 +332,7 @@ class LoopKernel:
             self.block = _Block(True)
             for op, kind, x, acc, init in info:
                 v = self.value(x, self.full)
+                self.keep_scratch(x, v)
                 self.block.lines.append(f"{acc} = {_combine(kind, x.dtype, acc, v)}")
             out.append(f"for r{d} in range({nb}, {n}):")
             out.extend("    " + b for b in self.block.lines)
@@ -325,6 +347,7 @@ class LoopKernel:
             self.block = _Block(True)
             for op, kind, x, acc, init in info:
                 v = self.value(x, self.full)
+                self.keep_scratch(x, v)
                 if kind in ("argmax", "argmin"):
                     cmp = ">" if kind == "argmax" else "<"
                     better = f"({v} {cmp} {acc})"
@@ -346,6 +369,45 @@ class LoopKernel:
             else:
                 self.acc[op] = self.put(f"{np_name(res)}({acc})", False, "red")
 
+    def scratch_outputs(self, levels, full_outs, onames) -> dict:
+        """Values worth keeping between the last reduction pass and the output pass (softmax's
+        exp(x - max)): operands of that pass's reductions that contain a transcendental op and
+        that a full-size output uses at the same index. The pass stores each into the output
+        buffer of the same dtype, and the output pass reads it back instead of recomputing it.
+        Returns value -> output name."""
+        if not levels or not full_outs:
+            return {}
+
+        def elementwise_tree(v):
+            seen, stack = set(), [v]
+            while stack:
+                u = stack.pop()
+                op = self.defined.get(u)
+                if u in seen or op is None or op.opdef.category != "elementwise":
+                    continue
+                seen.add(u)
+                stack.extend(op.operands)
+            return seen
+
+        out, used = {}, set()
+        for red in levels[-1]:
+            w = red.operands[0]
+            tree = elementwise_tree(w)
+            if w in out or not any(self.defined[u].opdef.name in COSTLY for u in tree):
+                continue
+            for v in full_outs:
+                if v is not w and v not in used and v.dtype == w.dtype and w in elementwise_tree(v):
+                    out[w] = onames[v]
+                    used.add(v)
+                    break
+        return out
+
+    def keep_scratch(self, x, v):
+        """In a reduction pass: store ``x`` (computed as ``v``) into its scratch output."""
+        if x in self.scratch:
+            sub = ", ".join(self.full) + ("," if len(self.full) == 1 else "")
+            self.block.lines.append(f"{self.scratch[x]}[{sub}] = {v}")
+
     def store(self, v, idx, o):
         name = self.value(v, idx)
         sub = ", ".join(idx) if idx else "()"
@@ -360,14 +422,20 @@ class LoopKernel:
         self.outer = _Block(False)
         self.block = self.outer
         self.prologue: list[str] = []
-        for reds in self.levels():
-            self.reduction_pass(reds)
         mm_out = g.head.result if g.head is not None else None
         stored = [v for v in outs if v is not mm_out]
+        levels = self.levels()
+        self.scratch = self.scratch_outputs(levels, [v for v in stored if v.shape == g.space],
+                                            onames) if g.axes else {}
+        for reds in levels:
+            self.reduction_pass(reds)
         if g.axes:
             full_outs = [v for v in stored if v.shape == g.space]
             if full_outs:
                 self.block = _Block(True)
+                for w, o in self.scratch.items():
+                    self.block.memo[(w, self.full)] = self.put(
+                        f"{o}[{', '.join(self.full)}{',' if len(self.full) == 1 else ''}]", True)
                 stores = [self.store(v, self.full, onames[v]) for v in full_outs]
                 self.outer.lines.extend(self.inner_loops(self.block.lines + stores, ""))
             self.block = self.outer
@@ -393,9 +461,20 @@ class LoopKernel:
         return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
                           self.parallel, self.work)
 
+    def operand(self, v) -> str:
+        """A matmul operand: an input array, or a view of one (its group's operand ops)."""
+        op = self.defined.get(v)
+        if op is None:
+            return self.array(v)
+        base = self.operand(op.operands[0])
+        if op.opdef is ops.transpose:
+            return f"{base}.T"
+        dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
+        return f"{base}.reshape(({dims},))"
+
     def matmul_prelude(self, onames) -> list[str]:
         head = self.g.head
-        a, b = (self.array(v) for v in head.operands)
+        a, b = (self.operand(v) for v in head.operands)
         mv = head.result
         target = next((onames[v] for v in self.g.outputs
                        if v.dtype == mv.dtype and v.shape == mv.shape), None)
@@ -404,6 +483,28 @@ class LoopKernel:
         lines = [f"mm = {target}" if target else f"mm = np.empty(({dims},), {np_name(mv.dtype)})"]
         kdim = self.size(("K",), head.operands[0].shape[-1])
         m, n = (self.size(("F", rank - 2), mv.shape[-2]), self.size(("F", rank - 1), mv.shape[-1]))
+        if rank == 2:
+            # A and B may be F-contiguous (transposed views): BLAS reads them with its
+            # transpose flags, no copy.
+            lines += [f"A = {a}", f"B = {b}"]
+            if mv.dtype.is_float:
+                # numba.get_num_threads() in a kernel would make it uncacheable: the count
+                # is taken when the plan is built (a stale count is still correct).
+                nt = self.size(("threads",), numba.get_num_threads())
+                return lines + [
+                    "@SER np.dot(A, B, mm)",
+                    f"@PAR nt = min({nt}, max(1, {m} // {MATMUL_ROWS}))",
+                    "@PAR for t in prange(nt):",
+                    f"@PAR     i0 = t * {m} // nt",
+                    f"@PAR     i1 = (t + 1) * {m} // nt",
+                    "@PAR     np.dot(A[i0:i1], B, mm[i0:i1])"]
+            return lines + [f"for i in range({m}):",
+                            f"    for j in range({n}):",
+                            "        mm[i, j] = 0",
+                            f"    for kk in range({kdim}):",
+                            "        x = A[i, kk]",
+                            f"        for j in range({n}):",
+                            "            mm[i, j] += x * B[kk, j]"]
         batch = "1"
         for d in range(rank - 2):
             batch = f"{batch} * {self.size(('F', d), mv.shape[d])}"
@@ -431,7 +532,10 @@ def function_source(params: list[str], body: list[str], parallel: bool) -> str:
     variants = [("ser", "range", "")] + ([("par", "prange", ", parallel=True")] if parallel else [])
     for name, rng, extra in variants:
         parts.append(f"\n@njit({flags}{extra})\ndef {name}({sig}):")
-        lines = [b.replace("PRANGE", rng) for b in body] or ["pass"]
+        # "@SER " / "@PAR " lines belong to one variant only.
+        drop, keep = ("@PAR ", "@SER ") if name == "ser" else ("@SER ", "@PAR ")
+        lines = [b.replace("PRANGE", rng).replace(keep, "") for b in body
+                 if not b.lstrip().startswith(drop)] or ["pass"]
         parts.extend("    " + b for b in lines)
         parts.append("    return 0")
     return "\n".join(parts) + "\n"
@@ -441,4 +545,6 @@ def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
     if group.kind in ("loop", "matmul"):
         return LoopKernel(group, par_min).generate()
     (op,) = group.ops
+    if op.opdef in (ops.pad, ops.concatenate):
+        return TEMPLATES[op.opdef](op, group, par_min)
     return TEMPLATES[op.opdef](op, group)

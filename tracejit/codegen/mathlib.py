@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 
@@ -76,3 +77,35 @@ def tanh32(x):
 @njit(inline="always", fastmath={"contract"})
 def logistic32(x):
     return _F(1.0) / (_F(1.0) + exp32(-x))
+
+
+# -- NaN-propagating max / min -------------------------------------------------------------------
+# NumPy's max/min propagate NaN. Written as compare-and-select (``v if v > a or v != v else a``)
+# a reduction does not vectorize (measured: 1.39 ms for the row max of 4096 x 1024 float32,
+# against 0.41 ms with these); LLVM's llvm.maximum / llvm.minimum have exactly NumPy's semantics
+# and LLVM >= 17 vectorizes reductions over them.
+
+def _minmax(name):
+    @intrinsic
+    def impl(typingctx, a, b):
+        if a != b or not isinstance(a, types.Float):
+            return None
+
+        def codegen(context, builder, signature, args):
+            ty = args[0].type
+            suffix = "f32" if a.bitwidth == 32 else "f64"
+            fn = cgutils.get_or_insert_function(builder.module, llvm_ir.FunctionType(ty, [ty, ty]),
+                                                f"llvm.{name}.{suffix}")
+            return builder.call(fn, args)
+
+        return a(a, b), codegen
+    return impl
+
+
+fmaximum = _minmax("maximum")
+fminimum = _minmax("minimum")
+
+
+def has_vector_minmax() -> bool:
+    import llvmlite.binding as llvm
+    return llvm.llvm_version_info >= (17,)

@@ -20,7 +20,9 @@ from .emitters import np_name
 from .kernel import KernelSpec, generate_kernel, is_scalar_constant
 
 # Iteration spaces of at least this many elements get a parallel (prange) kernel variant, used
-# when the run-time size is at least as large. Measured on 2 cores: benchmarks/backend.py.
+# when the run-time size is at least as large. Measured on 2 cores with passive OpenMP workers
+# (benchmarks/backend.py run_parallel_min, the elementwise chain, serial vs parallel us):
+# 2^14 21 vs 61, 2^15 48 vs 79, 2^16 89 vs 89, 2^17 166 vs 128, 2^18 304 vs 196.
 PARALLEL_MIN = 1 << 17
 
 
@@ -37,6 +39,7 @@ class Plan:
         self.lines: list[str] = []
         self.imports: list[str] = []
         self.kernels: list[KernelSpec] = []
+        self.kernel_groups: list = []      # the fusion group of each kernel
         self.modules: list = []
         self.prints: list[str] = []
         self.buffers = 0
@@ -83,6 +86,7 @@ class Plan:
 
     # -- groups -----------------------------------------------------------------------------
     def _build(self):
+        self._results = set(self.fn.results)
         for g in self.fusion.groups:
             if g.kind == "alias":
                 (op,) = g.ops
@@ -90,16 +94,35 @@ class Plan:
                     self.names[r] = self.array(v)
             elif g.kind == "effect":
                 self._debug_print(g.ops[0])
+            elif self._is_view(g):
+                self._reshape_view(g.ops[0])
             else:
                 self._kernel_call(g)
         results = [self.array(r) for r in self.fn.results]
         self.lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+
+    def _is_view(self, g) -> bool:
+        """A group of one reshape of an array: a view of it (every array here is C-contiguous),
+        unless it is a result (results never alias arguments or each other)."""
+        if g.kind != "loop" or len(g.ops) != 1 or g.ops[0].opdef is not ops.reshape:
+            return False
+        op = g.ops[0]
+        return (op.operands[0].type.ndim > 0 and op.result.type.ndim > 0
+                and op.result not in self._results)
+
+    def _reshape_view(self, op):
+        name = f"b{self.buffers}"
+        self.buffers += 1
+        dims = ", ".join(self.int_slot(n) for n in op.result.shape)
+        self.lines.append(f"{name} = {self.array(op.operands[0])}.reshape(({dims},))")
+        self.names[op.result] = name
 
     def _kernel_call(self, g):
         spec = generate_kernel(g, self.par_min)
         mod = cache.load(spec.source)
         k = len(self.kernels)
         self.kernels.append(spec)
+        self.kernel_groups.append(g)
         self.modules.append(mod)
         self.imports.append(f"from {mod.__name__} import ser as k{k}s"
                             + (f", par as k{k}p" if spec.parallel else ""))
@@ -184,4 +207,6 @@ class Program:
 
 
 def compile_plan(fusion: Fusion) -> Program:
+    from .runtime import configure_threads
+    configure_threads()
     return Program(Plan(fusion))

@@ -6,9 +6,15 @@ loop nest over a space F (a shape) with reductions over axes A of F: elementwise
 layout ops (folded into index arithmetic) at any shape, reductions over A, and the ops that use
 their results at the outer index (F without A). A ``matmul`` group is a BLAS call followed by
 elementwise epilogue ops in one pass over its output. Other ops (pad, concatenate, take,
-scatter_add) get ``op`` groups; ``optimization_barrier`` is an ``alias`` (no copy) and
-``debug_print`` an ``effect``; no group reaches through either. Constants are not grouped:
-they are kernel arguments.
+scatter_add) get ``op`` groups; a matmul group also holds its *operand ops*: a 2-D transpose
+and/or a reshape of an array computed elsewhere that only the matmul reads, which the kernel
+passes to BLAS as a view (``x.T`` is an F-contiguous view: a transpose flag, no copy).
+A group never reaches through a reshape that regroups dims (more than adding or dropping
+size-1 dims) to the value it reshapes: indexing through it costs an integer division and
+remainder per dim and element, much more than materializing the value, whose reshape is then
+a free view (a group of just such a reshape is a view in the plan). ``optimization_barrier`` is
+an ``alias`` (no copy) and ``debug_print`` an ``effect``; no group reaches through either.
+Constants are not grouped: they are kernel arguments.
 
 Legality is checked by following index tuples from the group's outputs down to its inputs,
 symbolically (dims of F, ``0`` for a broadcast size-1 dim, ``?`` for anything computed): a
@@ -41,6 +47,7 @@ class FusionGroup:
     head: Op | None = None             # the matmul of a matmul group
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    operand_ops: list = field(default_factory=list)   # matmul: transposes/reshapes of operands
 
     @property
     def outer(self) -> tuple:
@@ -67,6 +74,22 @@ class Fusion:
 
     def __str__(self) -> str:
         return print_function(self.function, annotate=self.label)
+
+
+def regroups(op: Op) -> bool:
+    """A reshape that is not just adding or dropping size-1 dims."""
+    x = op.operands[0]
+    return ([n for n in x.shape if n != 1] != [n for n in op.attrs["shape"] if n != 1])
+
+
+def _operand_op(op: Op, users: list, g: FusionGroup) -> bool:
+    """Can ``op`` join matmul group ``g`` as a view of a matmul operand?"""
+    if op.opdef is ops.transpose:
+        return (tuple(op.attrs["perm"]) == (1, 0) and all(u is g.head for u in users))
+    if op.opdef is ops.reshape:
+        return (op.operands[0].type.ndim > 0 and all(
+            u is g.head or (u in g.operand_ops and u.opdef is ops.transpose) for u in users))
+    return False
 
 
 def index_map(op: Op, idx: tuple) -> tuple:
@@ -159,7 +182,14 @@ class _Grouper:
         (g,) = groups.values()
         if g.kind not in ("loop", "matmul"):
             return None
-        if g.head is not None and any(u is g.head for u in users):
+        if g.head is not None and any(u is g.head or u in g.operand_ops for u in users):
+            if not _operand_op(op, users, g):
+                return None
+            g.ops.append(op)
+            g.operand_ops.append(op)
+            self.group_of[op] = g
+            return g
+        if any(u.opdef is ops.reshape and regroups(u) for u in users):
             return None
         saved = (g.kind, g.space, g.axes, g.head)
         cat = op.opdef.category

@@ -1,5 +1,10 @@
 """Algebraic simplification of layout and conversion chains: identities vanish, chains of one
-layout op collapse into one (fewer index computations in fused kernels, fewer copies)."""
+layout op collapse into one (fewer index computations in fused kernels, fewer copies).
+
+A 2-D transpose of a matmul used only there becomes the matmul of the transposed operands,
+``(A @ B).T -> B.T @ A.T`` (autodiff's weight gradients are written this way): the operand
+transposes cancel or become BLAS transpose flags (see fusion's matmul operand ops), where the
+transpose of the product would be a strided copy of a whole weight-sized array."""
 from __future__ import annotations
 
 from .. import ops
@@ -26,8 +31,17 @@ def _is_identity(op) -> bool:
     return False
 
 
+def _transposed(rw: Rewriter, v, loc):
+    """``v.T`` for a 2-D value, cancelling a transpose that produced ``v``."""
+    if v.op is not None and v.op.opdef is ops.transpose and tuple(v.op.attrs["perm"]) == (1, 0):
+        return v.op.operands[0]
+    return rw.new(ops.transpose, [v], {"perm": (1, 0)}, loc).result
+
+
 def simplify(fn: Function) -> Function:
     rw = Rewriter(fn)
+    users = fn.uses()
+    results = set(fn.results)
     for op in fn.ops:
         operands = [rw.get(v) for v in op.operands]
         if op.opdef in (ops.convert, ops.reshape, ops.transpose, ops.broadcast_in_dim,
@@ -51,6 +65,15 @@ def simplify(fn: Function) -> Function:
             if op.opdef is ops.transpose and inner is not None and inner.opdef is ops.transpose:
                 perm = tuple(inner.attrs["perm"][p] for p in op.attrs["perm"])
                 new = rw.new(ops.transpose, inner.operands, {"perm": perm}, op.loc)
+                rw.replace(op.result, new.result)
+                continue
+            if (op.opdef is ops.transpose and inner is not None and inner.opdef is ops.matmul
+                    and tuple(op.attrs["perm"]) == (1, 0) and x.type.ndim == 2
+                    and op.operands[0] not in results
+                    and len(users.get(op.operands[0], ())) == 1):
+                a, b = inner.operands
+                new = rw.new(ops.matmul, [_transposed(rw, b, op.loc), _transposed(rw, a, op.loc)],
+                             dict(inner.attrs), op.loc)
                 rw.replace(op.result, new.result)
                 continue
         rw.keep(op)
