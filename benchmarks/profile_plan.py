@@ -17,7 +17,6 @@ Command line (the demo models' training steps, or the MLP step of benchmarks.tra
 from __future__ import annotations
 
 import argparse
-import collections
 import re
 import sys
 import time
@@ -46,9 +45,7 @@ def _program(jitted, args, kwargs):
     program = getattr(run, "program", None)
     if program is None:
         raise ValueError("profile_plan needs the 'numba' backend")
-    static, dyn_args, dyn_kwargs, leaves, key = jitted._key(args, kwargs)
-    del static, dyn_args, dyn_kwargs, key
-    leaves = list(leaves)
+    leaves = list(jitted._key(args, kwargs)[3])     # the flat argument leaves
     for i, dt in program._scalars:
         leaves[i] = np.asarray(leaves[i], dt)
     return program, leaves

@@ -96,3 +96,64 @@ def test_integer_power_wraps():
     a = np.array([3, -3, 2**20, 7], np.int64)
     b = np.array([3, 5, 4, 0], np.int64)
     _check(*_binary(ops.power, a, b))
+
+
+def test_reshape_group_is_a_view_but_results_are_copies():
+    import tracejit
+
+    def f(x):
+        h = np.exp(x)
+        return h.reshape(6, 4) * 2, h.reshape(24)
+    x = np.random.rand(4, 6).astype(np.float32)
+    a, b = tracejit.jit(f)(x)
+    np.testing.assert_allclose(a, np.exp(x).reshape(6, 4) * 2, rtol=1e-6)
+    np.testing.assert_allclose(b, np.exp(x).reshape(24), rtol=1e-6)
+    assert not np.shares_memory(b, x)
+
+
+def test_softmax_keeps_nan_and_inf_semantics():
+    import tracejit
+
+    def softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    x = np.random.rand(5, 37).astype(np.float32)
+    x[1, 3] = np.nan
+    x[2, 30] = np.inf
+    x[3, :] = -np.inf
+    x[4, 36] = np.nan
+    with np.errstate(all="ignore"):
+        want = softmax(x)
+    got = tracejit.jit(softmax)(x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    m = tracejit.jit(lambda x: (x.max(axis=1), x.min(axis=1)))(x)
+    np.testing.assert_array_equal(m[0], x.max(axis=1))
+    np.testing.assert_array_equal(m[1], x.min(axis=1))
+
+
+def test_large_matmul_parallel_split_matches_numpy():
+    import tracejit
+
+    def f(a, b, c):
+        return np.maximum(a @ b.T, 0) + (a.T @ c).sum()
+    rng = np.random.default_rng(0)
+    a = rng.random((70, 300), dtype=np.float32)
+    b = rng.random((500, 300), dtype=np.float32)
+    c = rng.random((70, 40), dtype=np.float32)
+    np.testing.assert_allclose(tracejit.jit(f)(a, b, c), f(a, b, c), rtol=2e-5)
+
+
+def test_thread_configuration_respects_the_environment(monkeypatch):
+    from tracejit.codegen import runtime
+    monkeypatch.setattr(runtime, "_blas_configured", False)
+    monkeypatch.setenv("TRACEJIT_THREADS", "keep")
+    calls = []
+    monkeypatch.setattr(runtime, "_passive_omp_workers", lambda: calls.append("omp"))
+    monkeypatch.setattr(runtime, "_scipy_openblas", lambda: calls.append("blas"))
+    runtime.configure_threads()
+    assert calls == []
+    monkeypatch.setattr(runtime, "_blas_configured", False)
+    monkeypatch.delenv("TRACEJIT_THREADS")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    runtime.configure_threads()
+    assert calls == ["omp"]

@@ -121,3 +121,46 @@ def test_constant_folding_keeps_broadcast_scalars_scalar():
     consts = [op for op in fn.ops if op.name == "constant"]
     assert any(op.attrs["value"].shape == () and op.attrs["value"] == 2 for op in consts)
     assert "broadcast_in_dim" in [op.name for op in fn.ops]
+
+
+def test_transpose_of_a_matmul_becomes_a_matmul_of_transposes():
+    # autodiff writes dW as (x.T @ g).T; simplify turns it into g.T @ x and the operand
+    # transpose joins the matmul group as a BLAS flag: no transposed copy of a weight.
+    def f(x, g):
+        return (x.T @ g).T
+    x, g = np.random.rand(6, 5).astype(f32), np.random.rand(6, 3).astype(f32)
+    fusion = _fusion(f, x, g)
+    assert [grp.kind for grp in fusion.groups] == ["matmul"]
+    (grp,) = fusion.groups
+    assert [op.name for op in grp.operand_ops] == ["transpose"]
+    np.testing.assert_allclose(tracejit.jit(f)(x, g), f(x, g), rtol=1e-5)
+
+
+def test_matmul_operand_views_are_not_copies():
+    # x.T of a parameter and a reshape of one: both become views passed to BLAS.
+    def f(x, w):
+        return x.reshape(4, 6) @ w.T
+    x, w = np.random.rand(2, 2, 6).astype(f32), np.random.rand(5, 6).astype(f32)
+    fusion = _fusion(f, x, w)
+    assert [grp.kind for grp in fusion.groups] == ["matmul"]
+    assert sorted(op.name for op in fusion.groups[0].operand_ops) == ["reshape", "transpose"]
+    np.testing.assert_allclose(tracejit.jit(f)(x, w), f(x, w), rtol=1e-5)
+
+
+def test_a_regrouping_reshape_ends_the_group():
+    # The reshape [4,6,8] -> [4,48] merges dims: reading the computed value through it would
+    # cost a div/mod per dim and element, so the value is materialized and reshaped as a view.
+    def f(x, y):
+        return np.tanh(x).reshape(4, 48) * y
+    x, y = np.random.rand(4, 6, 8).astype(f32), np.random.rand(4, 48).astype(f32)
+    fusion = _fusion(f, x, y)
+    assert [grp.kind for grp in fusion.groups] == ["loop", "loop"]
+    assert "//" not in tracejit.jit(f).lower(x, y).source
+    np.testing.assert_allclose(tracejit.jit(f)(x, y), f(x, y), rtol=1e-6)
+
+
+def test_reshape_that_only_adds_unit_dims_still_fuses():
+    def f(x):
+        return np.tanh(x).reshape(4, 1, 8) + 1
+    fusion = _fusion(f, np.ones((4, 8), f32))
+    assert _kinds(fusion) == [("loop", 0)]
