@@ -10,8 +10,11 @@ and ``debug_print`` calls back into Python through ``numba.objmode``.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import from_dtype, types
+from numba.core.errors import NumbaPerformanceWarning
 
 from ..ir import Function, ops
 from ..ir.passes.fusion import Fusion
@@ -177,7 +180,11 @@ class Program:
         self.fusion = plan.fusion
         mod = cache.load(plan.source, prefix="e")
         self.entry = mod.entry
-        self.entry.compile(plan.signature())
+        with warnings.catch_warnings():
+            # Advice about generated code (e.g. a BLAS call on a strided view) is ours to act
+            # on, not the user's: benchmarks/profile_plan.py is where it shows.
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            self.entry.compile(plan.signature())
         cache.seal([mod.__name__] + [m.__name__ for m in plan.modules])
         self.extra = tuple(plan.const_arrays) + (np.array(plan.fc, np.float64),
                                                  np.array(plan.ic, np.int64))
