@@ -53,8 +53,8 @@ def _tangents(o, xs, ts, outs) -> list:
     elif o.opdef in JVP_RULES:
         touts = [JVP_RULES[o.opdef](ts, *xs, out=outs[0], **o.attrs)]
     else:
-        raise NotImplementedError(f"tracejit: no forward-mode rule for op {o.opdef.name} "
-                                  f"(at {o.loc or 'an unknown place'})")
+        raise TypeError(f"tracejit: no forward-mode rule for op {o.opdef.name} "
+                        f"(at {o.loc or 'an unknown place'})")
     for new in builder.ops[start:]:
         new.loc = o.loc
     return touts

@@ -95,8 +95,8 @@ def _backprop(o, xs, outs, out_cts, rule, res, operand_active) -> list:
         return [scale(ct, p) for p in PARTIALS[o.opdef](*xs, out=out)]
     if o.opdef in VJP_RULES:
         return VJP_RULES[o.opdef](ct, *xs, out=out, **o.attrs)
-    raise NotImplementedError(f"tracejit: no reverse-mode rule for op {o.opdef.name} "
-                              f"(at {o.loc or 'an unknown place'})")
+    raise TypeError(f"tracejit: no reverse-mode rule for op {o.opdef.name} "
+                    f"(at {o.loc or 'an unknown place'})")
 
 
 def vjp_function(fn: Function, wrt: Sequence[int], ct_results: Sequence[int] | None = None

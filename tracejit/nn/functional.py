@@ -104,8 +104,8 @@ def _windows(input, kernel_size, stride, padding, pad_value, dilation=1):
 
 def _no_ceil_mode(ceil_mode):
     if ceil_mode:
-        raise NotImplementedError("tracejit.nn.functional pooling: ceil_mode=True is not "
-                                  "supported; pad the input instead")
+        raise ValueError("tracejit.nn.functional pooling: ceil_mode=True is not "
+                         "supported; pad the input instead")
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
