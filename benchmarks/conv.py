@@ -7,14 +7,13 @@ Answers the question of issue #5: which of the two ways should tracejit's conv2d
 """
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 from numba import njit, prange
 
 import tracejit as tj
 from tracejit.nn import functional as F
+
+from .timing import median_ms
 
 
 @njit(parallel=True, fastmath={"contract"}, cache=True)
@@ -46,17 +45,6 @@ def conv3x3_direct(x, w, b, out):
     return out
 
 
-def median_ms(fn, repeat=15, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
-
-
 def main():
     rng = np.random.default_rng(0)
     rows = []
@@ -82,7 +70,7 @@ def main():
         for impl, fn in impls.items():
             res = np.asarray(fn())
             err = float(np.max(np.abs(res - ref)))
-            rows.append((name, impl, median_ms(fn), err))
+            rows.append((name, impl, median_ms(fn, repeat=15), err))
     base = {name: ms for name, impl, ms, _ in rows if impl == "tracejit im2col+GEMM"}
     print(f"{'layer (batch 32, 28x28)':<24}{'implementation':<24}{'median ms':>10}"
           f"{'vs tracejit':>12}{'max err':>10}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ import numpy as np
 from tracejit import optim
 from tracejit.demo.models import MLP, SimpleCNN
 from tracejit.demo.train import make_train_step
+
+from .timing import median_ms
 
 BATCH, LR, SGD_LR = 32, 1e-3, 1e-2
 MODELS = {"CNN": SimpleCNN, "MLP": MLP}
@@ -46,14 +47,7 @@ def batches(n_batches: int, seed: int = 0):
 
 
 def timed_median_ms(step, n_steps: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(n_steps):
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+    return median_ms(step, n_steps, warmup)
 
 
 # -- tracejit ------------------------------------------------------------------------------------

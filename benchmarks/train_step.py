@@ -4,13 +4,13 @@ PyTorch eager when installed). Run: ``python -m benchmarks.train_step``.
 """
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import tracejit as tj
+
+from .timing import median_ms
 
 SIZES, BATCH, LR = (784, 512, 512, 10), 128, 0.01
 
@@ -84,17 +84,6 @@ def torch_step():
                 v -= LR * v.grad
         return loss
     return step
-
-
-def median_ms(fn, repeat=50, warmup=5) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
 
 
 def main(repeat: int = 50) -> dict:

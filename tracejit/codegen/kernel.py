@@ -21,6 +21,7 @@ import numba
 
 from ..ir import ops
 from ..ir.passes.fusion import REDUCTIONS, FusionGroup
+from ..ir.passes.fusion import index_map as fusion_index_map
 from . import emitters
 from .emitters import lit, np_name
 from .mathlib import has_vector_minmax
@@ -221,14 +222,9 @@ class LoopKernel:
     def index_map(self, op, idx: tuple) -> tuple:
         x = op.operands[0]
         a = op.attrs
-        if op.opdef is ops.broadcast_in_dim:
-            return tuple("0" if x.shape[k] == 1 and a["shape"][d] != 1 else idx[d]
-                         for k, d in enumerate(a["dims"]))
-        if op.opdef is ops.transpose:
-            out = [None] * len(idx)
-            for k, p in enumerate(a["perm"]):
-                out[p] = idx[k]
-            return tuple(out)
+        if op.opdef in (ops.broadcast_in_dim, ops.transpose):
+            # Pure index permutation/selection: the fusion pass's symbolic rule is the code.
+            return fusion_index_map(op, idx)
         if op.opdef is ops.slice:
             return tuple(i if s == 0 and st == 1 else f"({s} + {st} * {i})" if st != 1
                          else f"({s} + {i})" for i, s, st in zip(idx, a["starts"], a["steps"]))
