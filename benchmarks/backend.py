@@ -244,7 +244,7 @@ _COMPILE_SCRIPT = textwrap.dedent("""
 """)
 
 _MEMORY_SCRIPT = textwrap.dedent("""
-    import resource, numpy as np, tracejit as tj
+    import numpy as np, tracejit as tj
     from benchmarks.backend import chain
     f = tj.jit(chain)
     n = 10**7
@@ -253,9 +253,14 @@ _MEMORY_SCRIPT = textwrap.dedent("""
     # hide what the call itself allocates
     x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
     y = np.random.default_rng(1).standard_normal(n, dtype=np.float32)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    def status_kib(key):
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith(key + ":"))
+    with open("/proc/self/clear_refs", "w") as fh:   # reset the peak (VmHWM) to the current RSS
+        fh.write("5")
+    base = status_kib("VmRSS")
     out = f(x, y)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = status_kib("VmHWM")
     print(base * 1024, peak * 1024, x.nbytes + y.nbytes + out.nbytes)
 """)
 
