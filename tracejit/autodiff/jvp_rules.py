@@ -9,18 +9,12 @@ conventions match vjp_rules.py (ties of reduce_max/min share the tangent equally
 from __future__ import annotations
 
 from ..ir import ops
+from ..ir.registry import rule_table
 from ..tracer import primitives as P
 from .build import add_any, expand, kept_dims, mask, op, sum_axes, zeros_like
 from .vjp_rules import prod_partial
 
-JVP_RULES: dict = {}
-
-
-def jvp_rule(opdef):
-    def register(fn):
-        JVP_RULES[opdef] = fn
-        return fn
-    return register
+JVP_RULES, jvp_rule = rule_table()
 
 
 def linear(opdef, primal=()):

@@ -18,17 +18,11 @@ import math
 import numpy as np
 
 from ..ir import ops
+from ..ir.registry import rule_table
 from ..tracer import primitives as P
 from .build import mask
 
-PARTIALS: dict = {}
-
-
-def partials(opdef):
-    def register(fn):
-        PARTIALS[opdef] = fn
-        return fn
-    return register
+PARTIALS, partials = rule_table()
 
 
 def scale(t, p):

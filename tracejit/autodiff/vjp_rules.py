@@ -13,17 +13,11 @@ Conventions:
 from __future__ import annotations
 
 from ..ir import ops
+from ..ir.registry import rule_table
 from ..tracer import primitives as P
 from .build import expand, scalar, kept_dims, mask, op, sum_axes, swap_last, zeros_like
 
-VJP_RULES: dict = {}
-
-
-def vjp_rule(opdef):
-    def register(fn):
-        VJP_RULES[opdef] = fn
-        return fn
-    return register
+VJP_RULES, vjp_rule = rule_table()
 
 
 @vjp_rule(ops.where)

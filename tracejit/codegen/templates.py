@@ -6,15 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
+from ..ir.registry import rule_table
 
-TEMPLATES: dict = {}
-
-
-def template(opdef):
-    def deco(fn):
-        TEMPLATES[opdef] = fn
-        return fn
-    return deco
+TEMPLATES, template = rule_table()
 
 
 class _Sizes:
@@ -98,7 +92,7 @@ def _(op, group, par_min=None):
 def _gather_index(s, x, idx_rank, axis):
     n = s(x.shape[axis])
     js = [f"j{axis + d}" for d in range(idx_rank)]
-    return n, [f"t = a1[{_sub(js)}]", f"if t < 0:", f"    t += {n}",
+    return n, [f"t = a1[{_sub(js)}]", "if t < 0:", f"    t += {n}",
                f"if t < 0 or t >= {n}:", "    raise IndexError('index out of bounds')"]
 
 

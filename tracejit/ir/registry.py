@@ -102,3 +102,18 @@ def lookup(name: str) -> OpDef:
         return OPS[name]
     except KeyError:
         raise IRTypeError(f"unknown op {name!r}") from None
+
+
+def rule_table() -> tuple[dict, "Callable"]:
+    """A stage's per-op table and its decorator: ``TABLE, rule = rule_table()`` then
+    ``@rule(ops.tanh) def _(...)``. Each stage (derivatives, kernels) keeps its own table;
+    tests/test_op_coverage.py checks the tables against the registry."""
+    table: dict = {}
+
+    def rule(opdef):
+        def register(fn):
+            table[opdef] = fn
+            return fn
+        return register
+
+    return table, rule
