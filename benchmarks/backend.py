@@ -8,6 +8,7 @@ warm from disk, new batch size) and peak memory of the chain.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import statistics
@@ -25,26 +26,39 @@ import tracejit as tj
 F32 = np.float32
 
 
-def chain(x, y):
-    return np.tanh(x * y + 0.5 * x) * (1 / (1 + np.exp(-y))) - x / (1 + y * y)
+# The cases take their array module as ``xp`` so that jax.jit runs the same code on jax.numpy.
+def chain(x, y, xp=np):
+    return xp.tanh(x * y + 0.5 * x) * (1 / (1 + xp.exp(-y))) - x / (1 + y * y)
 
 
-def softmax(x):
-    e = np.exp(x - x.max(axis=1, keepdims=True))
+def softmax(x, xp=np):
+    e = xp.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 
-def layer_norm(x, g, b):
+def layer_norm(x, g, b, xp=np):
     mu = x.mean(axis=-1, keepdims=True)
     xc = x - mu
     var = (xc * xc).mean(axis=-1, keepdims=True)
-    return xc / np.sqrt(var + F32(1e-5)) * g + b
+    return xc / xp.sqrt(var + F32(1e-5)) * g + b
 
 
-def mlp(x, w1, b1, w2, b2, w3, b3):
-    h = np.maximum(x @ w1 + b1, 0)
-    h = np.maximum(h @ w2 + b2, 0)
+def mlp(x, w1, b1, w2, b2, w3, b3, xp=np):
+    h = xp.maximum(x @ w1 + b1, 0)
+    h = xp.maximum(h @ w2 + b2, 0)
     return h @ w3 + b3
+
+
+def jax_jit(fn, opt):
+    """``fn`` under jax.jit on jax.numpy, called on NumPy arrays moved to JAX once, waiting for
+    the result (JAX dispatches asynchronously)."""
+    jax, jnp = opt["jax"]
+    jitted = jax.jit(functools.partial(fn, xp=jnp))
+
+    def on(*arrays):
+        moved = [jnp.asarray(a) for a in arrays]
+        return lambda: jitted(*moved).block_until_ready()
+    return on
 
 
 @njit(parallel=True, fastmath={"contract"})
@@ -146,10 +160,7 @@ def run_chain(n: int, opt: dict):
            "numba (hand, libm)": lambda: chain_numba(x, y, z),
            "np.add(x,y,out=z)": lambda: np.add(x, y, out=z)}
     if "jax" in opt:
-        jax, jnp = opt["jax"]
-        jc = jax.jit(chain)
-        xj, yj = jnp.asarray(x), jnp.asarray(y)
-        fns["jax.jit"] = lambda: jc(xj, yj).block_until_ready()
+        fns["jax.jit"] = jax_jit(chain, opt)(x, y)
     if "torch" in opt:
         torch = opt["torch"]
         tc = torch.compile(chain)
@@ -159,7 +170,7 @@ def run_chain(n: int, opt: dict):
     nbytes = 3 * n * 4
     err = {"tracejit": jf(x, y), "numpy": chain(x, y), "numba (hand, libm)": chain_numba(x, y, z)}
     if "jax.jit" in fns:
-        err["jax.jit"] = np.asarray(fns["jax.jit"]() if False else jc(xj, yj))
+        err["jax.jit"] = np.asarray(fns["jax.jit"]())
     notes = {k: f"{nbytes / t / 1e9:6.1f} GB/s" for k, t in med.items()}
     for k, v in err.items():
         notes[k] += f"  max err {np.max(np.abs(v.astype(np.float64) - ref)):.2e}"
@@ -175,6 +186,8 @@ def run_rows(opt: dict):
     js, jl = tj.jit(softmax), tj.jit(layer_norm)
     fns = {"tracejit": lambda: js(x), "numpy": lambda: softmax(x),
            "numba (hand, libm)": lambda: softmax_numba(x, out)}
+    if "jax" in opt:
+        fns["jax.jit"] = jax_jit(softmax, opt)(x)
     if "torch" in opt:
         torch = opt["torch"]
         xt = torch.from_numpy(x)
@@ -184,12 +197,18 @@ def run_rows(opt: dict):
     table("row softmax 4096 x 1024, float32", sm, {k: f"max err {v:.1e}" for k, v in errs.items()})
     fns = {"tracejit": lambda: jl(x, g, b), "numpy": lambda: layer_norm(x, g, b),
            "numba (hand, libm)": lambda: layer_norm_numba(x, g, b, out)}
+    if "jax" in opt:
+        fns["jax.jit"] = jax_jit(layer_norm, opt)(x, g, b)
+    if "torch" in opt:
+        torch = opt["torch"]
+        xt, gt, bt = (torch.from_numpy(a) for a in (x, g, b))
+        fns["torch layer_norm"] = lambda: torch.nn.functional.layer_norm(xt, (1024,), gt, bt)
     ln = bench(fns)
     table("layer norm 4096 x 1024, float32", ln)
     return sm, ln
 
 
-def run_mlp():
+def run_mlp(opt: dict):
     rng = np.random.default_rng(0)
     sizes = (784, 512, 512, 10)
     ws = []
@@ -197,14 +216,30 @@ def run_mlp():
         ws += [(rng.standard_normal((a, b)) / np.sqrt(a)).astype(F32), np.zeros(b, F32)]
     x = rng.standard_normal((128, 784)).astype(F32)
     jm = tj.jit(mlp)
-    med = bench({"tracejit": lambda: jm(x, *ws), "numpy": lambda: mlp(x, *ws)}, repeat=31)
+    fns = {"tracejit": lambda: jm(x, *ws), "numpy": lambda: mlp(x, *ws)}
+    if "jax" in opt:
+        fns["jax.jit"] = jax_jit(mlp, opt)(x, *ws)
+    if "torch" in opt:
+        torch = opt["torch"]
+        xt, *wt = (torch.from_numpy(a) for a in (x, *ws))
+
+        def torch_mlp():
+            h = torch.relu(xt @ wt[0] + wt[1])
+            h = torch.relu(h @ wt[2] + wt[3])
+            return h @ wt[4] + wt[5]
+        fns["torch eager"] = torch_mlp
+    med = bench(fns, repeat=31)
     table("MLP forward 784-512-512-10, batch 128, float32", med)
     return med
 
 
-def run_overhead():
+def tiny(a, b, xp=np):
+    return a * b + a
+
+
+def run_overhead(opt: dict):
     x, y = np.ones(8, F32), np.ones(8, F32)
-    jf = tj.jit(lambda a, b: a * b + a)
+    jf = tj.jit(tiny)
     jf(x, y)
     tiny_numba(x, y)
 
@@ -213,8 +248,13 @@ def run_overhead():
             for _ in range(n):
                 f(x, y)
         return run
-    med = bench({"tracejit": loop(jf), "numba @njit direct": loop(tiny_numba),
-                 "numpy": loop(lambda a, b: a * b + a)}, repeat=7)
+    fns = {"tracejit": loop(jf), "numba @njit direct": loop(tiny_numba), "numpy": loop(tiny)}
+    if "jax" in opt:
+        jax, jnp = opt["jax"]
+        jt = jax.jit(functools.partial(tiny, xp=jnp))
+        xj, yj = jnp.asarray(x), jnp.asarray(y)
+        fns["jax.jit"] = loop(lambda a, b: jt(xj, yj).block_until_ready())
+    med = bench(fns, repeat=7)
     med = {k: v / 20000 for k, v in med.items()}
     base = med["numba @njit direct"]
     table("per-call overhead, 8-element float32 arrays", med,
@@ -248,7 +288,8 @@ _MEMORY_SCRIPT = textwrap.dedent("""
     from benchmarks.backend import chain
     f = tj.jit(chain)
     n = 10**7
-    f(np.ones(n // 100, np.float32), np.ones(n // 100, np.float32))   # compile, small
+    # compile, and run the parallel variant once (its first run starts per-thread state)
+    f(np.ones(n // 10, np.float32), np.ones(n // 10, np.float32))
     # float32 drawn directly: a float64 temporary would raise the peak before the call and
     # hide what the call itself allocates
     x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
@@ -320,11 +361,11 @@ def run_parallel_min(sizes=(1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20
 def main() -> dict:
     opt = _optional()
     print(f"tracejit backend benchmarks; optional: {sorted(opt) or 'none (jax/torch absent)'}")
-    results = {"overhead": run_overhead()}
+    results = {"overhead": run_overhead(opt)}
     for n in (10**6, 10**7):
         results[f"chain{n}"] = run_chain(n, opt)
     results["softmax"], results["layer_norm"] = run_rows(opt)
-    results["mlp"] = run_mlp()
+    results["mlp"] = run_mlp(opt)
     results["parallel_min"] = run_parallel_min()
     results["compile"] = run_compile_and_memory()
     return results

@@ -1,4 +1,5 @@
 """Generated kernels follow NumPy's scalar semantics, compared with the interpreter."""
+import numba
 import numpy as np
 import pytest
 
@@ -157,3 +158,23 @@ def test_thread_configuration_respects_the_environment(monkeypatch):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     runtime.configure_threads()
     assert calls == ["omp"]
+
+
+def test_float_sums_vectorize_and_accumulate_in_float64():
+    """A float32 row sum adds in float64 partial sums that LLVM vectorizes (radd's reassoc
+    flag): the kernel's optimized LLVM IR adds whole vectors of doubles, and a sum whose
+    float32 running total would lose the small terms keeps them."""
+    import re
+
+    a = np.full((3, 5000), 1e-4, np.float32)
+    a[:, 0] = 1e4
+    fn, args = _unary(ops.reduce_sum, a, axes=(1,))
+    program = compile_function(fn, "numba")
+    got = program(args)[0]
+    np.testing.assert_allclose(got, a.astype(np.float64).sum(axis=1), rtol=1e-7)
+    (kernel,), (spec,) = program.program.plan.modules, program.program.plan.kernels
+    # compiled afresh: a kernel loaded from the disk cache keeps no LLVM IR to inspect
+    fresh = numba.njit(error_model="numpy", fastmath={"contract"})(kernel.ser.py_func)
+    fresh(a, np.empty(3, np.float32), *spec.sizes)
+    llvm = "".join(fresh.inspect_llvm().values())
+    assert re.search(r"fadd reassoc <\d+ x double>", llvm)

@@ -9,8 +9,8 @@ Parameters, in order: input arrays ``a*``, output arrays ``o*``, scalars ``c*``,
 A loop group ``for``s over the outer space (F without the reduced axes A; the first loop is a
 ``prange`` in the parallel variant), then, per outer index, one pass over A per level of
 reductions (a reduction that needs another's result comes a pass later), then a last pass
-writing full-size outputs. Float sum/max/min reductions over one axis accumulate in 16 lanes so
-that LLVM vectorizes them without reassociation flags.
+writing full-size outputs. Float sums add with an fadd marked reassociable and max/min go
+through llvm.maximum/minimum, so LLVM vectorizes reductions without fast-math on the kernel.
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from .emitters import lit, np_name
 from .mathlib import has_vector_minmax
 from .templates import TEMPLATES
 
-LANES = 16
 VECTOR_MINMAX = has_vector_minmax()
 COSTLY = {"exp", "expm1", "log", "log1p", "tanh", "logistic", "sin", "cos", "tan", "sinh",
           "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "erf", "power", "arctan2"}
@@ -39,7 +38,7 @@ _TOKEN = re.compile(r"[A-Za-z_]\w*")
 HEADER = """import math
 import numpy as np
 from numba import njit, prange
-from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum
+from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
 """
 
@@ -80,7 +79,11 @@ def _init(kind: str, dtype) -> str:
 
 
 def _combine(kind: str, dtype, acc: str, v: str) -> str:
-    """An expression for the new accumulator value (NaN-propagating for max/min)."""
+    """An expression for the new accumulator value (NaN-propagating for max/min). A float sum
+    adds with ``radd``, an fadd that LLVM may reassociate, so the loop vectorizes into partial
+    sums (a sum written as plain ``+`` stays one sequential chain)."""
+    if kind == "reduce_sum" and dtype.is_float:
+        return f"radd({acc}, np.float64({v}))"
     if kind == "reduce_sum":
         return f"{acc} + {v}"
     if kind == "reduce_prod":
@@ -284,78 +287,34 @@ class LoopKernel:
         return lines + [pad + b for b in body]
 
     def reduction_pass(self, reds: list):
-        one_axis = len(self.g.axes) == 1
-        # Float sums accumulate in 16 lanes (LLVM does not reassociate them itself); float
-        # max/min reduce through llvm.maximum/minimum, which LLVM vectorizes as they are.
-        lane_ops = (ops.reduce_sum,) if VECTOR_MINMAX else (ops.reduce_sum, ops.reduce_max,
-                                                             ops.reduce_min)
-        lanes = one_axis and all(op.opdef in lane_ops and op.operands[0].dtype.is_float
-                                 for op in reds)
         out = self.outer.lines
         info = []
         for op in reds:
             x = op.operands[0]
             kind = op.opdef.name
-            acc_dt = "np.float64" if kind == "reduce_sum" and x.dtype.is_float else None
-            init = _init(kind, x.dtype)
-            if acc_dt:
-                init = "0.0"
+            # float sums accumulate in float64 (closer to NumPy's pairwise sum than float32)
+            init = "0.0" if kind == "reduce_sum" and x.dtype.is_float else _init(kind, x.dtype)
             acc = self.tmp("acc")
             info.append((op, kind, x, acc, init))
-        if lanes:
-            (d,) = self.g.axes
-            n = self.size(("F", d), self.g.space[d])
-            nb = self.tmp("nb")
-            out.append(f"{nb} = {n} - {n} % {LANES}")
-            for op, kind, x, acc, init in info:
-                dt = "np.float64" if kind == "reduce_sum" else np_name(x.dtype)
-                out.append(f"{acc}_l = np.empty({LANES}, {dt})")
-                out.append(f"for k in range({LANES}):")
-                out.append(f"    {acc}_l[k] = {init}")
-            self.block = _Block(True)
-            body = [f"r{d} = rb + k"]
-            self.inner_names.add(f"r{d}")
-            for op, kind, x, acc, init in info:
-                v = self.value(x, self.full)
-                self.keep_scratch(x, v)
-                self.block.lines.append(
-                    f"{acc}_l[k] = {_combine(kind, x.dtype, f'{acc}_l[k]', v)}")
-            out.append(f"for rb in range(0, {nb}, {LANES}):")
-            out.append(f"    for k in range({LANES}):")
-            out.extend("        " + b for b in body + self.block.lines)
-            for op, kind, x, acc, init in info:
-                out.append(f"{acc} = {init}")
-            self.block = _Block(True)
-            for op, kind, x, acc, init in info:
-                v = self.value(x, self.full)
-                self.keep_scratch(x, v)
+            out.append(f"{acc} = {init}")
+            if kind in ("argmax", "argmin"):
+                out.append(f"{acc}_i = np.int64(0)")
+        self.block = _Block(True)
+        for op, kind, x, acc, init in info:
+            v = self.value(x, self.full)
+            self.keep_scratch(x, v)
+            if kind in ("argmax", "argmin"):
+                cmp = ">" if kind == "argmax" else "<"
+                better = f"({v} {cmp} {acc})"
+                if x.dtype.is_float:
+                    better = f"({better} or ({v} != {v} and {acc} == {acc}))"
+                c = self.put(better, True, "b")
+                (axis,) = self.g.axes
+                self.block.lines.append(f"{acc}_i = np.int64(r{axis}) if {c} else {acc}_i")
+                self.block.lines.append(f"{acc} = {v} if {c} else {acc}")
+            else:
                 self.block.lines.append(f"{acc} = {_combine(kind, x.dtype, acc, v)}")
-            out.append(f"for r{d} in range({nb}, {n}):")
-            out.extend("    " + b for b in self.block.lines)
-            for op, kind, x, acc, init in info:
-                out.append(f"for k in range({LANES}):")
-                out.append(f"    {acc} = {_combine(kind, x.dtype, acc, f'{acc}_l[k]')}")
-        else:
-            for op, kind, x, acc, init in info:
-                out.append(f"{acc} = {init}")
-                if kind in ("argmax", "argmin"):
-                    out.append(f"{acc}_i = np.int64(0)")
-            self.block = _Block(True)
-            for op, kind, x, acc, init in info:
-                v = self.value(x, self.full)
-                self.keep_scratch(x, v)
-                if kind in ("argmax", "argmin"):
-                    cmp = ">" if kind == "argmax" else "<"
-                    better = f"({v} {cmp} {acc})"
-                    if x.dtype.is_float:
-                        better = f"({better} or ({v} != {v} and {acc} == {acc}))"
-                    c = self.put(better, True, "b")
-                    (axis,) = self.g.axes
-                    self.block.lines.append(f"{acc}_i = np.int64(r{axis}) if {c} else {acc}_i")
-                    self.block.lines.append(f"{acc} = {v} if {c} else {acc}")
-                else:
-                    self.block.lines.append(f"{acc} = {_combine(kind, x.dtype, acc, v)}")
-            out.extend(self.inner_loops(self.block.lines, ""))
+        out.extend(self.inner_loops(self.block.lines, ""))
         for op, kind, x, acc, init in info:
             res = op.result.dtype
             if kind in ("argmax", "argmin"):

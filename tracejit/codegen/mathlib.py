@@ -106,6 +106,22 @@ fmaximum = _minmax("maximum")
 fminimum = _minmax("minimum")
 
 
+@intrinsic
+def radd(typingctx, a, b):
+    """``a + b`` as an fadd with the ``reassoc`` flag. A reduction loop over it vectorizes into
+    partial sums, where plain ``+`` stays one sequential chain of adds; the rest of the kernel
+    keeps strict semantics (exp32's rounding trick relies on them). Measured on 4096 x 1024
+    float32 rows: layer norm 3.7 -> 1.2 ms, row softmax 2.0 -> 1.6 ms (against 16 lanes kept in
+    a per-row array)."""
+    if a != b or not isinstance(a, types.Float):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+
+    return a(a, b), codegen
+
+
 def has_vector_minmax() -> bool:
     import llvmlite.binding as llvm
     return llvm.llvm_version_info >= (17,)
