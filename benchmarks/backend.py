@@ -23,6 +23,8 @@ from numba import njit, prange
 
 import tracejit as tj
 
+from .timing import compare
+
 F32 = np.float32
 
 
@@ -112,16 +114,8 @@ def tiny_numba(x, y):
 
 
 def bench(fns: dict, repeat: int = 15) -> dict:
-    """Median seconds of each callable, run interleaved so that noise hits all alike."""
-    times = {k: [] for k in fns}
-    for f in fns.values():
-        f()
-    for _ in range(repeat):
-        for k, f in fns.items():
-            t = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t)
-    return {k: statistics.median(v) for k, v in times.items()}
+    """Median seconds of each callable, measured side by side (timing.compare)."""
+    return compare(fns, repeat=repeat)
 
 
 def table(title: str, medians: dict, extra: dict | None = None, unit=1e3, uname="ms"):

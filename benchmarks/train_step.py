@@ -1,6 +1,6 @@
 """MLP training step (784-512-512-10, ReLU, softmax cross-entropy, batch 128, float32, SGD):
 ``jit`` of value_and_grad plus the update, beside the same step written by hand in NumPy (and
-PyTorch eager when installed). Run: ``python -m benchmarks.train_step``.
+PyTorch eager and jax.jit when installed). Run: ``python -m benchmarks.train_step``.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 import tracejit as tj
 
-from .timing import median_ms
+from .timing import compare
 
 SIZES, BATCH, LR = (784, 512, 512, 10), 128, 0.01
 
@@ -63,6 +63,29 @@ def numpy_step(p, x, y):
     return loss, {k: p[k] - LR * g[k] for k in p}
 
 
+def jax_step():
+    """The same step under jax.jit (loss_fn written once more on jax.numpy)."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+
+    def loss(p, x, y):
+        h = jnp.maximum(x @ p["w0"] + p["b0"], 0.0)
+        h = jnp.maximum(h @ p["w1"] + p["b1"], 0.0)
+        logp = jax.nn.log_softmax(h @ p["w2"] + p["b2"], axis=1)
+        return -logp[jnp.arange(x.shape[0]), y].mean()
+
+    @jax.jit
+    def step(p, x, y):
+        value, g = jax.value_and_grad(loss)(p, x, y)
+        return value, {k: p[k] - LR * g[k] for k in p}
+    p, x, y = init()
+    p, x, y = {k: jnp.asarray(v) for k, v in p.items()}, jnp.asarray(x), jnp.asarray(y)
+    return lambda: jax.block_until_ready(step(p, x, y))
+
+
 def torch_step():
     try:
         import torch
@@ -93,12 +116,15 @@ def main(repeat: int = 50) -> dict:
     assert np.allclose(loss_t, loss_n, rtol=1e-4), (loss_t, loss_n)
     for k in p:
         assert np.allclose(new_t[k], new_n[k], rtol=1e-3, atol=1e-6), k
-    results = {"numpy by hand": median_ms(lambda: numpy_step(p, x, y), repeat),
-               "tracejit jit(value_and_grad)+SGD": median_ms(lambda: tracejit_step(p, x, y),
-                                                             repeat)}
+    fns = {"numpy by hand": lambda: numpy_step(p, x, y),
+           "tracejit jit(value_and_grad)+SGD": lambda: tracejit_step(p, x, y)}
     step = torch_step()
     if step is not None:
-        results["pytorch eager"] = median_ms(step, repeat)
+        fns["pytorch eager"] = step
+    step = jax_step()
+    if step is not None:
+        fns["jax.jit"] = step
+    results = {k: v * 1e3 for k, v in compare(fns, repeat).items()}
     base = results["numpy by hand"]
     for name, ms in results.items():
         print(f"{name:36s} {ms:8.3f} ms   ({base / ms:5.2f}x vs NumPy by hand)")

@@ -1,7 +1,7 @@
 """The Numba backend against the interpreter: random programs (hypothesis) and traced code."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 
 import tracejit
 from tracejit.backend import compile_function
@@ -22,13 +22,43 @@ def _same(expected, got):
             np.testing.assert_array_equal(g, e)
 
 
+def _nudged(ulps: int):
+    """An interpreter hook moving every float result ``ulps`` units in the last place."""
+    def nudge(op, x):
+        if x.dtype.kind != "f":
+            return x
+        for _ in range(abs(ulps)):
+            x = np.nextafter(x, np.inf if ulps > 0 else -np.inf).astype(x.dtype)
+        return x
+    return nudge
+
+
+def _ill_conditioned(fn, inputs, expected) -> bool:
+    """Whether rounding the program's intermediates 2 ulp either way (what the backend's
+    float32 transcendentals are allowed) moves its results past the comparison's tolerance:
+    log1p(tanh(-8.5)) moves by ln 2 when tanh moves by one ulp, so no tolerance fits it."""
+    try:
+        _same(expected, interpret(fn, inputs, _nudged(2)))
+        _same(expected, interpret(fn, inputs, _nudged(-2)))
+    except AssertionError:
+        return True
+    return False
+
+
 def _run_both(fn, inputs):
     try:
         with np.errstate(all="ignore"):
             expected = interpret(fn, inputs)
     except (ValueError, IndexError):
         return   # the program itself fails in NumPy (e.g. int ** negative)
-    _same(expected, compile_function(fn, "numba")(inputs))
+    got = compile_function(fn, "numba")(inputs)
+    try:
+        _same(expected, got)
+    except AssertionError:
+        with np.errstate(all="ignore"):
+            # a mismatch on a program no tolerance can compare is no evidence either way
+            assume(not _ill_conditioned(fn, inputs, expected))
+        raise
 
 
 # Float -> int conversion of nan/inf is platform-defined in NumPy; power and the libm

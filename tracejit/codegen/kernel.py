@@ -31,7 +31,7 @@ VECTOR_MINMAX = has_vector_minmax()
 COSTLY = {"exp", "expm1", "log", "log1p", "tanh", "logistic", "sin", "cos", "tan", "sinh",
           "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "erf", "power", "arctan2"}
 MATMUL_WORK = 64      # multiply-adds of a matmul that count as one element of loop work
-MATMUL_ROWS = 16      # fewest rows of a matmul's output per thread
+MATMUL_ROWS = 16      # fewest rows (or columns) of a matmul's output per thread
 FASTMATH = '{"contract"}'
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit, prange
 from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
+from tracejit.codegen.blas import gemm
 """
 
 
@@ -125,8 +126,8 @@ class LoopKernel:
         for n in F:
             self.work *= n
         if group.head is not None:
-            # A matmul's parallel variant splits the BLAS call by rows across Numba's threads
-            # (BLAS itself runs single-threaded: runtime.configure_threads).
+            # A matmul's parallel variant splits the BLAS call into row or column blocks across
+            # Numba's threads (BLAS itself runs single-threaded: runtime.configure_threads).
             a, b = group.head.operands
             self.work = max(self.work, a.shape[-2] * a.shape[-1] * b.shape[-1] // MATMUL_WORK)
         self.parallel = self.work >= par_min and len(self.outer_idx) > 0
@@ -406,13 +407,23 @@ class LoopKernel:
             rng = "PRANGE" if k == 0 else "range"
             loops.append(f"{pad}for i{d} in {rng}({self.size(('F', d), g.space[d])}):")
             pad += "    "
+        epilogue = None
+        if (g.head is not None and body and not g.axes and len(g.space) == 2
+                and g.head.result.dtype.is_float
+                and set(re.findall(r"\bmm\[[^\]]*\]", "\n".join(body))) <= {"mm[i0, i1]"}):
+            # The epilogue reads the product only at its own element: each thread can run it
+            # on the block it multiplied (parallel_gemm); the serial variant keeps the loops.
+            epilogue = body
         body = loops + [pad + b for b in body] if body else []
-        pre = self.matmul_prelude(onames) if g.head is not None else []
+        if epilogue:
+            body = ["@SER " + b for b in body]
+        pre = self.matmul_prelude(onames, epilogue) if g.head is not None else []
         # Inputs are named lazily while the body is generated; the prelude may add some.
         params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
                   + [self._names[v] for v in self.scalars]
                   + [f"s{i}" for i in range(len(self.sizes))])
-        source = function_source(params, pre + self.prologue + body, self.parallel)
+        # 0-d loads first: a merged epilogue runs inside the product's parallel loop
+        source = function_source(params, self.prologue + pre + body, self.parallel)
         return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
                           self.parallel, self.work)
 
@@ -427,7 +438,28 @@ class LoopKernel:
         dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
         return f"{base}.reshape(({dims},))"
 
-    def matmul_prelude(self, onames) -> list[str]:
+    def parallel_gemm(self, m: str, n: str, nt: str, epilogue) -> list[str]:
+        """The GEMM of a 2-D float matmul group: one call in the serial variant; in the
+        parallel one each thread takes a block of rows (of columns when the product is wider
+        than tall; blas.gemm takes such views without copies) and, when ``epilogue`` (the
+        elementwise loop body over ``i0, i1``) is given, runs it on its own block at once: one
+        parallel region per matmul instead of two (each wakes the sleeping workers, ~65 us)."""
+        lines = ["@SER gemm(A, B, mm)"]
+        for split, size, rows, cols, a, b, c in (
+                ("if", m, "range(lo, hi)", f"range({n})", "A[lo:hi]", "B", "mm[lo:hi]"),
+                ("else", n, f"range({m})", "range(lo, hi)", "A", "B[:, lo:hi]", "mm[:, lo:hi]")):
+            lines += [f"@PAR {split} {m} >= {n}:" if split == "if" else "@PAR else:",
+                      f"@PAR     nt = min({nt}, max(1, {size} // {MATMUL_ROWS}))",
+                      "@PAR     for t in prange(nt):",
+                      f"@PAR         lo = t * {size} // nt",
+                      f"@PAR         hi = (t + 1) * {size} // nt",
+                      f"@PAR         gemm({a}, {b}, {c})"]
+            if epilogue:
+                lines += [f"@PAR         for i0 in {rows}:", f"@PAR             for i1 in {cols}:"]
+                lines += [f"@PAR                 {e}" for e in epilogue]
+        return lines
+
+    def matmul_prelude(self, onames, epilogue=None) -> list[str]:
         head = self.g.head
         a, b = (self.operand(v) for v in head.operands)
         mv = head.result
@@ -446,13 +478,7 @@ class LoopKernel:
                 # numba.get_num_threads() in a kernel would make it uncacheable: the count
                 # is taken when the plan is built (a stale count is still correct).
                 nt = self.size(("threads",), numba.get_num_threads())
-                return lines + [
-                    "@SER np.dot(A, B, mm)",
-                    f"@PAR nt = min({nt}, max(1, {m} // {MATMUL_ROWS}))",
-                    "@PAR for t in prange(nt):",
-                    f"@PAR     i0 = t * {m} // nt",
-                    f"@PAR     i1 = (t + 1) * {m} // nt",
-                    "@PAR     np.dot(A[i0:i1], B, mm[i0:i1])"]
+                return lines + self.parallel_gemm(m, n, nt, epilogue)
             return lines + [f"for i in range({m}):",
                             f"    for j in range({n}):",
                             "        mm[i, j] = 0",
@@ -467,7 +493,7 @@ class LoopKernel:
                   f"B = np.ascontiguousarray({b}).reshape(({batch}, {kdim}, {n}))",
                   f"M = mm.reshape(({batch}, {m}, {n}))"]
         if mv.dtype.is_float:
-            lines += [f"for q in range({batch}):", "    np.dot(A[q], B[q], M[q])"]
+            lines += [f"for q in range({batch}):", "    gemm(A[q], B[q], M[q])"]
         else:
             lines += [f"for q in range({batch}):",
                       f"    for i in range({m}):",

@@ -214,6 +214,9 @@ class Program:
 
 
 def compile_plan(fusion: Fusion) -> Program:
+    from .blas import resolve_blas
     from .runtime import configure_threads
     configure_threads()
+    if any(g.kind == "matmul" for g in fusion.groups):
+        resolve_blas()
     return Program(Plan(fusion))

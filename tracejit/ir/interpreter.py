@@ -9,7 +9,10 @@ import numpy as np
 from .graph import Function
 
 
-def interpret(fn: Function, args: list) -> list[np.ndarray]:
+def interpret(fn: Function, args: list, on_result=None) -> list[np.ndarray]:
+    """Run ``fn`` on ``args``. ``on_result(op, array) -> array``, if given, may replace each
+    op's result before later ops read it (the tests use it to estimate a program's
+    sensitivity to rounding)."""
     if len(args) != len(fn.params):
         raise TypeError(f"@{fn.name} takes {len(fn.params)} arguments, got {len(args)}")
     env = {}
@@ -36,5 +39,5 @@ def interpret(fn: Function, args: list) -> list[np.ndarray]:
             if o.dtype != r.type.dtype.np:
                 o = o.astype(r.type.dtype.np)
             assert o.shape == r.type.shape, (op, o.shape)
-            env[r] = o
+            env[r] = o if on_result is None else on_result(op, o)
     return [env[r] for r in fn.results]

@@ -1,0 +1,116 @@
+"""BLAS gemm on strided 2-D views, for the generated matmul kernels.
+
+Numba's ``np.dot`` hands BLAS only arrays that are C- or F-contiguous as a whole and copies any
+other operand first. The row block of a transposed view that a thread takes when a product like
+``dW = h.T @ d`` is split across threads is neither, so it was copied on every call. BLAS itself
+takes a leading dimension per operand: any view with one unit stride goes in as it is, so
+``gemm`` splits a product into row or column blocks with no copies.
+
+``gemm`` calls the BLAS Numba's ``np.dot`` uses (SciPy's, through Numba's C helper
+``numba_xxgemm``). The helper is linked by name, so kernels that call it stay cacheable. It looks
+up SciPy's function pointer on its first call while taking the GIL: a first call from a worker
+thread of a parallel kernel, while the main thread holds the GIL, would deadlock, so
+``resolve_blas()`` makes that first call from the main thread before any program runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir as llvm_ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+_KINDS = {types.float32: "s", types.float64: "d"}
+
+
+@intrinsic
+def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+    """Column-major ``c = op(a) @ op(b)`` (op transposes where ``ta``/``tb`` are true)."""
+    arrays = (a, b, c)
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
+        return None
+    if a.dtype != b.dtype or a.dtype != c.dtype or a.dtype not in _KINDS:
+        return None
+    kind = _KINDS[a.dtype]
+
+    def codegen(context, builder, signature, args):
+        char = llvm_ir.IntType(8)
+        intp = context.get_value_type(types.intp)
+        voidp = cgutils.voidptr_t
+        fnty = llvm_ir.FunctionType(llvm_ir.IntType(32),
+                                    [char, char, char, intp, intp, intp, voidp, voidp, intp,
+                                     voidp, intp, voidp, voidp, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        v_ta, v_tb, v_m, v_n, v_k, v_a, v_lda, v_b, v_ldb, v_c, v_ldc = args
+
+        def data(ty, value):
+            return builder.bitcast(context.make_array(ty)(context, builder, value).data, voidp)
+
+        def trans(flag):
+            return builder.select(builder.icmp_unsigned("!=", flag, flag.type(0)),
+                                  char(ord("t")), char(ord("n")))
+
+        dtype = context.get_value_type(a.dtype)
+        alpha = cgutils.alloca_once_value(builder, dtype(1.0))
+        beta = cgutils.alloca_once_value(builder, dtype(0.0))
+        return builder.call(fn, [char(ord(kind)), trans(v_ta), trans(v_tb), v_m, v_n, v_k,
+                                 builder.bitcast(alpha, voidp), data(a, v_a), v_lda,
+                                 data(b, v_b), v_ldb, builder.bitcast(beta, voidp),
+                                 data(c, v_c), v_ldc])
+
+    sig = types.int32(types.boolean, types.boolean, types.intp, types.intp, types.intp, a,
+                      types.intp, b, types.intp, c, types.intp)
+    return sig, codegen
+
+
+@njit(inline="always")
+def _leading(x):
+    """How BLAS can read the 2-D array ``x``: (0, ld) row-major, (1, ld) column-major, or
+    (-1, 0) when neither stride is one element (it must be copied)."""
+    rows, cols = x.shape
+    size = x.itemsize
+    s0, s1 = x.strides
+    if (s1 == size or cols == 1) and (rows == 1 or (s0 % size == 0 and s0 // size >= cols)):
+        return 0, max(cols, 1) if rows == 1 else s0 // size
+    if (s0 == size or rows == 1) and (cols == 1 or (s1 % size == 0 and s1 // size >= rows)):
+        return 1, max(rows, 1) if cols == 1 else s1 // size
+    return -1, 0
+
+
+@njit(cache=True)
+def gemm(a, b, c):
+    """``c[...] = a @ b`` for 2-D float arrays; ``a``, ``b`` any views with one unit stride,
+    ``c`` a row-major view (a buffer, or a row or column block of one)."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        c[:, :] = 0
+        return
+    la, lda = _leading(a)
+    if la < 0:
+        a = np.ascontiguousarray(a)
+        la, lda = 0, k
+    lb, ldb = _leading(b)
+    if lb < 0:
+        b = np.ascontiguousarray(b)
+        lb, ldb = 0, n
+    ldc = n if m == 1 else c.strides[0] // c.itemsize
+    # Row-major c = a @ b is column-major c.T = b.T @ a.T: a row-major operand, read
+    # column-major, is already its own transpose.
+    _xxgemm(lb == 1, la == 1, n, m, k, b, ldb, a, lda, c, ldc)
+
+
+_resolved = False
+
+
+def resolve_blas():
+    """Make Numba's BLAS helper look up sgemm and dgemm now, from the main thread."""
+    global _resolved
+    if _resolved:
+        return
+    for dt in (np.float32, np.float64):
+        a = np.ones((2, 2), dt)
+        gemm(a, a, np.empty((2, 2), dt))
+    _resolved = True
