@@ -178,3 +178,43 @@ def test_float_sums_vectorize_and_accumulate_in_float64():
     fresh(a, np.empty(3, np.float32), *spec.sizes)
     llvm = "".join(fresh.inspect_llvm().values())
     assert re.search(r"fadd reassoc <\d+ x double>", llvm)
+
+
+def _both_variants(f, *args):
+    """``f`` jitted, run through its serial and its parallel kernels (par_min=1)."""
+    import tracejit
+    from tracejit.codegen.plan import Plan, Program
+    from tracejit.ir.passes import fuse, optimize
+    fusion = fuse(optimize(tracejit.jit(f).lower(*args).function))
+    return [Program(Plan(fusion, par_min=m))(list(args)) for m in (1 << 62, 1)]
+
+
+def test_reductions_over_leading_axes_match_numpy_in_both_variants():
+    def f(d, b, x, n):
+        return (b - 0.1 * d.sum(axis=0), x.max(axis=(0, 1)), x.min(axis=0) * 2,
+                n.sum(axis=0))
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal((37, 19)).astype(np.float32)
+    b = rng.standard_normal(19).astype(np.float32)
+    x = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    x[1, 2, 3] = np.nan
+    n = rng.integers(-100, 100, (9, 4, 6))
+    want = f(d, b, x, n)
+    for got in _both_variants(f, d, b, x, n):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[2], want[2])
+        np.testing.assert_array_equal(got[3], want[3])
+
+
+def test_large_matmul_epilogue_runs_in_each_threads_block():
+    def f(a, b, bias):
+        return np.maximum(a @ b + bias, 0), np.tanh(b.T @ a.T)   # tall and wide products
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((40, 33)).astype(np.float32)
+    b = rng.standard_normal((33, 90)).astype(np.float32)
+    bias = rng.standard_normal(90).astype(np.float32)
+    want = f(a, b, bias)
+    for got in _both_variants(f, a, b, bias):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-5)

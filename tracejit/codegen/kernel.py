@@ -325,6 +325,68 @@ class LoopKernel:
             else:
                 self.acc[op] = self.put(f"{np_name(res)}({acc})", False, "red")
 
+    # -- reductions over leading axes -------------------------------------------------------
+    def column_reduction(self, levels, stored) -> bool:
+        """Whether this group reduces over leading axes only, keeping the trailing ones, with
+        nothing full-size to write (a bias gradient: ``d.sum(axis=0)`` and its update). The
+        usual order, kept axes outside, would walk each column with a stride: column_body
+        turns the loops around."""
+        g = self.g
+        kept = [d for d in range(len(g.space)) if d not in g.axes]
+        return (g.head is None and len(levels) == 1 and bool(g.axes) and bool(kept)
+                and max(g.axes) < min(kept)
+                and all(op.opdef.name in ("reduce_sum", "reduce_max", "reduce_min")
+                        for op in levels[0])
+                and not any(v.shape == g.space for v in stored))
+
+    def column_body(self, reds, stored, onames) -> list[str]:
+        """Accumulate into arrays over the kept axes, reduced axes outside and kept axes
+        inside (contiguous, vectorized); then the epilogue per kept element. The parallel
+        variant gives each thread a block of the first kept axis."""
+        g = self.g
+        kept = [d for d in range(len(g.space)) if d not in g.axes]
+        first = self.size(("F", kept[0]), g.space[kept[0]])
+        kept_dims = ", ".join(self.size(("F", d), g.space[d]) for d in kept)
+        sub = ", ".join(f"i{d}" for d in kept) + ("," if len(kept) == 1 else "")
+        lines = []
+        self.block = self.outer = _Block(True)      # everything below depends on the indices
+        names = []
+        for op in reds:
+            x, kind = op.operands[0], op.opdef.name
+            acc = self.tmp("acc")
+            if kind == "reduce_sum" and x.dtype.is_float:
+                lines.append(f"{acc} = np.zeros(({kept_dims},), np.float64)")
+            else:
+                lines.append(f"{acc} = np.full(({kept_dims},), {_init(kind, x.dtype)}, "
+                             f"{np_name(x.dtype)})")
+            v = self.value(x, self.full)
+            self.block.lines.append(f"{acc}[{sub}] = {_combine(kind, x.dtype, f'{acc}[{sub}]', v)}")
+            names.append(acc)
+        nt = self.size(("threads",), numba.get_num_threads())
+        lines += ["@SER nt = 1", f"@PAR nt = min({nt}, {first})",
+                  "for t in PRANGE(nt):",
+                  f"    lo = t * {first} // nt",
+                  f"    hi = (t + 1) * {first} // nt"]
+        pad = "    "
+        for d in g.axes:
+            lines.append(f"{pad}for r{d} in range({self.size(('F', d), g.space[d])}):")
+            pad += "    "
+        for k, d in enumerate(kept):
+            bounds = "lo, hi" if k == 0 else self.size(("F", d), g.space[d])
+            lines.append(f"{pad}for i{d} in range({bounds}):")
+            pad += "    "
+        lines += [pad + b for b in self.block.lines]
+        self.block = self.outer = _Block(False)
+        for op, acc in zip(reds, names):
+            self.acc[op] = self.put(f"{np_name(op.result.dtype)}({acc}[{sub}])", False, "red")
+        stores = [self.store(v, self.outer_idx, onames[v]) for v in stored]
+        pad = ""
+        for k, d in enumerate(kept):
+            rng = "PRANGE" if k == 0 else "range"
+            lines.append(f"{pad}for i{d} in {rng}({self.size(('F', d), g.space[d])}):")
+            pad += "    "
+        return lines + [pad + b for b in self.outer.lines + stores]
+
     def scratch_outputs(self, levels, full_outs, onames) -> dict:
         """Values worth keeping between the last reduction pass and the output pass (softmax's
         exp(x - max)): operands of that pass's reductions that contain a transcendental op and
@@ -381,6 +443,14 @@ class LoopKernel:
         mm_out = g.head.result if g.head is not None else None
         stored = [v for v in outs if v is not mm_out]
         levels = self.levels()
+        if self.column_reduction(levels, stored):
+            body = self.column_body(levels[0], stored, onames)
+            params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
+                      + [self._names[v] for v in self.scalars]
+                      + [f"s{i}" for i in range(len(self.sizes))])
+            source = function_source(params, self.prologue + body, self.parallel)
+            return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
+                              self.parallel, self.work)
         self.scratch = self.scratch_outputs(levels, [v for v in stored if v.shape == g.space],
                                             onames) if g.axes else {}
         for reds in levels:
