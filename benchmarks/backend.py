@@ -300,6 +300,47 @@ _MEMORY_SCRIPT = textwrap.dedent("""
 """)
 
 
+# Numba's own floor for a warm start: a hand-written @njit(cache=True) loop, imported from a
+# module beside its cache, first call in a fresh process (Numba builds its typing and target
+# contexts on the first compile or cache load in a process, importing scipy.linalg among others).
+_HAND_MODULE = textwrap.dedent("""
+    import math
+    import numpy as np
+    from numba import njit
+
+    @njit(cache=True)
+    def chain(x, y):
+        out = np.empty_like(x)
+        for i in range(x.shape[0]):
+            a, b = x[i], y[i]
+            out[i] = math.tanh(a * b + 0.5 * a) * (1 / (1 + math.exp(-b))) - a / (1 + b * b)
+        return out
+""")
+
+_HAND_SCRIPT = textwrap.dedent("""
+    import time
+    import numpy as np
+    import numba
+    from hand_chain import chain
+    x = np.ones(1000, np.float32)
+    t = time.perf_counter(); chain(x, x); print(time.perf_counter() - t)
+""")
+
+# The MLP training step of benchmarks/train_step.py: a program of 28 kernels.
+_STEP_SCRIPT = textwrap.dedent("""
+    import time
+    from benchmarks.train_step import init, tracejit_step
+    p, x, y = init()
+    t = time.perf_counter(); tracejit_step(p, x, y); print(time.perf_counter() - t)
+""")
+
+
+def _first_calls(script: str, env: dict, runs: int = 2) -> list[float]:
+    return [float(subprocess.run([sys.executable, "-c", script], env=env, text=True,
+                                 capture_output=True, check=True).stdout.split()[0])
+            for _ in range(runs)]
+
+
 def run_compile_and_memory():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as d:
@@ -311,6 +352,10 @@ def run_compile_and_memory():
             runs.append([float(v) for v in out.split()])
         mem = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], env=env, text=True,
                              capture_output=True, check=True).stdout.split()
+        step_cold, step_warm = _first_calls(_STEP_SCRIPT, env)
+        with open(os.path.join(d, "hand_chain.py"), "w") as f:
+            f.write(_HAND_MODULE)
+        hand_cold, hand_warm = _first_calls(_HAND_SCRIPT, dict(env, PYTHONPATH=d))
     (cold, steady, newb, steady_new, imp, trace), (warm, *_rest) = runs
     print("\ncompile times of the elementwise chain (fresh processes; import not included)")
     print(f"  import tracejit + numba:                {imp * 1e3:9.1f} ms")
@@ -320,6 +365,10 @@ def run_compile_and_memory():
     print(f"  first call at a new batch size:         {newb * 1e3:9.3f} ms   "
           f"(= {newb / (steady_new + trace):.1f}x a steady call of {steady_new * 1e6:.1f} us "
           f"plus the trace, {trace * 1e3:.2f} ms; target <= 5x)")
+    print(f"  Numba's floor: a hand-written @njit(cache=True) chain, first call {hand_cold * 1e3:.1f}"
+          f" ms cold, {hand_warm * 1e3:.1f} ms from its cache")
+    print(f"  MLP training step (28 kernels): first call {step_cold * 1e3:.0f} ms cold, "
+          f"{step_warm * 1e3:.0f} ms warm (cold/warm = {step_cold / step_warm:.1f}x)")
     base, peak, need = (int(v) for v in mem)
     grew = max(peak - base, 0)
     out_bytes = need / 3
@@ -327,7 +376,8 @@ def run_compile_and_memory():
           f"peak RSS grew {grew / 2**20:.1f} MiB in the call (the output is "
           f"{out_bytes / 2**20:.1f} MiB), so peak = inputs + output + "
           f"{100 * max(grew - out_bytes, 0) / need:.1f}% (target <= 10%)")
-    return {"cold": cold, "warm": warm, "new_batch": newb, "steady": steady_new}
+    return {"cold": cold, "warm": warm, "new_batch": newb, "steady": steady_new,
+            "hand_warm": hand_warm, "step_cold": step_cold, "step_warm": step_warm}
 
 
 def run_parallel_min(sizes=(1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20)):

@@ -226,9 +226,12 @@ class LoopKernel:
     def index_map(self, op, idx: tuple) -> tuple:
         x = op.operands[0]
         a = op.attrs
-        if op.opdef in (ops.broadcast_in_dim, ops.transpose):
-            # Pure index permutation/selection: the fusion pass's symbolic rule is the code.
-            return fusion_index_map(op, idx)
+        mapped = fusion_index_map(op, idx)
+        if "?" not in mapped:
+            # A permutation or selection of the index (broadcast, transpose, a reshape that
+            # only adds or drops size-1 dims, a trivial slice): the fusion pass's symbolic
+            # rule is the code. What it cannot say ("?") needs arithmetic, below.
+            return mapped
         if op.opdef is ops.slice:
             return tuple(i if s == 0 and st == 1 else f"({s} + {st} * {i})" if st != 1
                          else f"({s} + {i})" for i, s, st in zip(idx, a["starts"], a["steps"]))
@@ -237,9 +240,6 @@ class LoopKernel:
                          if d in a["dims"] else i for d, i in enumerate(idx))
         assert op.opdef is ops.reshape, op
         shape = a["shape"]
-        if [n for n in x.shape if n != 1] == [n for n in shape if n != 1]:
-            it = iter([i for i, n in zip(idx, shape) if n != 1])
-            return tuple("0" if n == 1 else next(it) for n in x.shape)
         inner = self.is_inner(*idx)
         lin = idx[0] if idx else "0"
         for k in range(1, len(idx)):
