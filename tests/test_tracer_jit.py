@@ -344,3 +344,23 @@ def test_output_scalars_are_numpy_scalars_with_numpys_dtype():
     out = jit(lambda x: (x.sum(), x.shape[0] * 2, x.mean() > 0))(f32(3))
     assert out[0].dtype == np.float32 and np.ndim(out[0]) == 0
     assert out[1] == 6 and out[2] == np.True_
+
+
+def test_fast_path_of_the_last_program_falls_back_on_other_shapes_dtypes_and_layouts():
+    """A repeated call skips the lookup and runs the last program, whose compiled code rejects
+    arguments that are not its own; each of those must still get the right program."""
+    f = jit(lambda x, y: x * 2 + y)
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.ones((3, 4), np.float32)
+    cases = [(a, b), (a, b), (a[:2], b[:2]), (a, b), (a.astype(np.float64), b),
+             (np.asfortranarray(a), b), (a[:, ::-1], b)]
+    ro = a.copy()
+    ro.flags.writeable = False
+    cases.append((ro, b))
+    for x, y in cases:
+        got = f(x, y)
+        want = x * 2 + y
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    # (3, 4) f32, (2, 4) f32, (3, 4) f64: layouts and read-only arrays reuse a program
+    assert f.trace_count == 3

@@ -39,6 +39,7 @@ def _numba_program(fn: Function):
     if "source" in config.dump:
         print(f"== source @{fn.name} ==\n{program.sources}", file=sys.stderr)
     run = program.run
+    run.guarded = program.guarded
     run.function = fn
     run.program = program
     run.optimized = str(fusion)

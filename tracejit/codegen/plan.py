@@ -90,6 +90,12 @@ class Plan:
     # -- groups -----------------------------------------------------------------------------
     def _build(self):
         self._results = set(self.fn.results)
+        # Sizes live in ic, so the entry checks that its arguments have them (a few compares):
+        # JittedFunction's fast path calls the last program it used without looking at shapes.
+        checks = [f"p{i}.shape[{d}] != {self.int_slot(n)}"
+                  for i, p in enumerate(self.fn.params) for d, n in enumerate(p.type.shape)]
+        if checks:
+            self.lines += [f"if {' or '.join(checks)}:", "    raise ArgumentMismatch()"]
         for g in self.fusion.groups:
             if g.kind == "alias":
                 (op,) = g.ops
@@ -156,10 +162,14 @@ class Plan:
     @property
     def source(self) -> str:
         head = ["import numpy as np", "from numba import njit, objmode",
-                "from tracejit.codegen.runtime import advise_huge_pages"] + self.imports
+                "from tracejit.codegen.runtime import advise_huge_pages",
+                "from tracejit.tracer.errors import ArgumentMismatch"] + self.imports
         body = "\n".join("    " + line for line in self.lines)
         prints = "\n".join(self.prints)
-        return ("\n".join(head) + "\n\n" + prints + "\n"
+        # The argument types are part of the source, so each module's entry has exactly one
+        # signature and Program can disable further compilation of it.
+        types_line = "# entry(" + ", ".join(str(t) for t in self.signature()) + ")"
+        return ("\n".join(head) + "\n\n" + prints + "\n" + types_line + "\n"
                 f"@njit(cache=True, error_model=\"numpy\")\n"
                 f"def entry({', '.join(self.params)}):\n{body}\n")
 
@@ -184,24 +194,33 @@ class Program:
             # Advice about generated code (e.g. a BLAS call on a strided view) is ours to act
             # on, not the user's: benchmarks/profile_plan.py is where it shows.
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            self.entry.compile(plan.signature())
+            if not self.entry.overloads:       # a module's entry has one signature (source)
+                self.entry.compile(plan.signature())
+        # Only the planned signature runs: other argument types raise TypeError, not a compile
+        # of the plan for types it was not traced with.
+        self.entry.disable_compile()
         cache.seal([mod.__name__] + [m.__name__ for m in plan.modules])
         self.extra = tuple(plan.const_arrays) + (np.array(plan.fc, np.float64),
                                                  np.array(plan.ic, np.int64))
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
-        if not self._scalars:
-            entry, extra = self.entry, self.extra
-            self.run = lambda leaves: entry(*leaves, *extra)
-        else:
-            entry, extra, scalars = self.entry, self.extra, self._scalars
+        entry, extra, scalars = self.entry, self.extra, self._scalars
+        # ``guarded(leaves)``: the call with no checks in Python (the entry checks shapes, the
+        # dispatcher types), for callers that fall back to ``run`` on TypeError or
+        # ArgumentMismatch. Programs with 0-d parameters convert Python scalars first.
+        self.guarded = None if scalars else (lambda leaves: entry(*leaves, *extra))
 
-            def run(leaves):
-                leaves = list(leaves)
-                for i, dt in scalars:
-                    leaves[i] = np.asarray(leaves[i], dt)
+        def run(leaves):
+            leaves = list(leaves)
+            for i, dt in scalars:
+                leaves[i] = np.asarray(leaves[i], dt)
+            try:
                 return entry(*leaves, *extra)
-            self.run = run
+            except TypeError:
+                # not C-contiguous, read-only or unaligned arrays: the planned layout, copied
+                leaves = [np.require(a, requirements=["C", "W", "A"]) for a in leaves]
+                return entry(*leaves, *extra)
+        self.run = run
 
     def __call__(self, leaves):
         return self.run(leaves)

@@ -103,3 +103,9 @@ def unsupported(what: str, hint: str = "") -> UnsupportedError:
     if hint:
         msg += f"\nWhat to do: {hint}"
     return UnsupportedError(msg)
+
+
+class ArgumentMismatch(Exception):
+    """Raised by a compiled program whose arguments' shapes are not the ones it was planned
+    for: JittedFunction's fast path called the wrong program and falls back to looking it up.
+    Internal: never reaches the user."""

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..config import config
-from .errors import _is_internal, user_location
+from .errors import ArgumentMismatch, _is_internal, user_location
 from .pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
 from .tracer import Tracer
 from .tracing import Traced, trace
@@ -38,6 +38,11 @@ def _leaf_key(leaf):
     if isinstance(leaf, np.ndarray):
         return (leaf.dtype, leaf.shape)
     return ("other", t)
+
+
+# What a last-used entry raises for arguments that are not its own: ArgumentMismatch for
+# shapes, TypeError from Numba's dispatcher for dtypes, layouts, argument counts, tracers.
+_NOT_THIS_ENTRY = (TypeError, ArgumentMismatch)
 
 
 def _fast_leaf_key(a):
@@ -232,11 +237,23 @@ class CompiledEntry:
         self._scalar = [r.type.shape == () for r in traced.function.results]
         # One array result (the common case): skip the pytree rebuild on every call.
         self._single = traced.out_tree.kind == "leaf" and not self._scalar[0]
+        # The fastest call, for JittedFunction's last-used entry: no Python-side checks; it
+        # raises TypeError or ArgumentMismatch when the arguments do not fit (see plan.py).
+        guarded = getattr(program, "guarded", None)
+        if guarded is None:
+            self.guarded = None
+        elif self._single:
+            self.guarded = lambda args: guarded(args)[0]
+        else:
+            self.guarded = lambda args: self._rebuild(guarded(args))
 
     def __call__(self, leaves):
         outs = self.program(leaves)
         if self._single:
             return outs[0]
+        return self._rebuild(outs)
+
+    def _rebuild(self, outs):
         outs = [o[()] if s else o for o, s in zip(outs, self._scalar)]
         return unflatten(self._out_tree, outs)
 
@@ -277,6 +294,7 @@ class JittedFunction:
         self._backend = backend
         self._cache: dict = {}
         self._fast: dict = {}
+        self._last = None
         self._keys: list = []
         self._changes: collections.Counter = collections.Counter()
         self._warned = False
@@ -299,9 +317,18 @@ class JittedFunction:
         if config.disable_jit:
             return self.fn(*_unwrap_self(args), **kwargs)
         if not kwargs:
+            # Fastest path: the entry used last, for positional ndarray arguments. Its compiled
+            # code checks dtypes and shapes and raises if they are not its own.
+            last = self._last
+            if last is not None:
+                try:
+                    return last(args)
+                except _NOT_THIS_ENTRY:
+                    pass
             # Fast path: positional ndarray arguments only, keyed by their dtypes and shapes.
             entry = self._fast.get(tuple(map(_fast_leaf_key, args)))
             if entry is not None:
+                self._last = entry.guarded
                 return entry(args)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
         entry = self._cache.get(key)
@@ -313,6 +340,7 @@ class JittedFunction:
         if (not kwargs and not static and len(leaves) == len(args)
                 and all(type(a) is np.ndarray for a in args)):
             self._fast[tuple(map(_fast_leaf_key, args))] = entry
+            self._last = entry.guarded
         return entry(leaves)
 
     def _trace(self, static, dyn_args, dyn_kwargs):
@@ -407,6 +435,7 @@ class JittedFunction:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
+        self._last = None
         self._keys.clear()
 
     @property
