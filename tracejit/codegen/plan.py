@@ -73,7 +73,7 @@ class Plan:
         """The name of an array holding ``v`` (a parameter, constant or buffer)."""
         if v not in self.names:
             assert v.op is not None and v.op.opdef is ops.constant, v
-            arr = np.array(v.op.attrs["value"], copy=True)
+            arr = np.array(v.op.attrs["value"], copy=True, order="C")   # the planned layout
             self.const_arrays.append(arr)
             self.names[v] = f"q{len(self.const_arrays) - 1}"
         return self.names[v]
