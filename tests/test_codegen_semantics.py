@@ -160,24 +160,29 @@ def test_thread_configuration_respects_the_environment(monkeypatch):
     assert calls == ["omp"]
 
 
-def test_float_sums_vectorize_and_accumulate_in_float64():
-    """A float32 row sum adds in float64 partial sums that LLVM vectorizes (radd's reassoc
-    flag): the kernel's optimized LLVM IR adds whole vectors of doubles, and a sum whose
-    float32 running total would lose the small terms keeps them."""
+def test_float32_sums_vectorize_with_numpys_accuracy():
+    """A float32 row sum adds float32 partial sums that LLVM vectorizes (radd's reassoc flag)
+    over blocks, and the blocks' totals in float64: the kernel's optimized LLVM IR adds whole
+    vectors of floats, and its error against float64 is NumPy's pairwise sum's, within an
+    ulp, for rows shorter than a block, a block and a partial one, and many blocks."""
     import re
 
-    a = np.full((3, 5000), 1e-4, np.float32)
-    a[:, 0] = 1e4
-    fn, args = _unary(ops.reduce_sum, a, axes=(1,))
-    program = compile_function(fn, "numba")
-    got = program(args)[0]
-    np.testing.assert_allclose(got, a.astype(np.float64).sum(axis=1), rtol=1e-7)
+    rng = np.random.default_rng(0)
+    for n in (1000, 1500, 200_000):
+        a = rng.standard_normal((3, n)).astype(np.float32) + 0.5
+        fn, args = _unary(ops.reduce_sum, a, axes=(1,))
+        program = compile_function(fn, "numba")
+        got = program(args)[0].astype(np.float64)
+        exact = a.astype(np.float64).sum(axis=1)
+        scale = np.abs(a).astype(np.float64).sum(axis=1)
+        numpy_err = np.abs(a.sum(axis=1) - exact)
+        assert np.all(np.abs(got - exact) <= numpy_err + 1.2e-7 * scale), n
     (kernel,), (spec,) = program.program.plan.modules, program.program.plan.kernels
     # compiled afresh: a kernel loaded from the disk cache keeps no LLVM IR to inspect
     fresh = numba.njit(error_model="numpy", fastmath={"contract"})(kernel.ser.py_func)
     fresh(a, np.empty(3, np.float32), *spec.sizes)
     llvm = "".join(fresh.inspect_llvm().values())
-    assert re.search(r"fadd reassoc <\d+ x double>", llvm)
+    assert re.search(r"fadd reassoc <\d+ x float>", llvm)
 
 
 def _both_variants(f, *args):
