@@ -223,3 +223,30 @@ def test_large_matmul_epilogue_runs_in_each_threads_block():
     for got in _both_variants(f, a, b, bias):
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-5)
+
+
+def test_large_results_reuse_a_buffer_only_when_nothing_holds_it():
+    import tracejit
+
+    f = tracejit.jit(lambda x: x * 2)
+    x = np.arange(1 << 19, dtype=np.float32)          # a 2 MiB result: pooled
+    first = f(x)
+    view = f(x)[10:20]                                # only a view of the second is held
+    third = f(x)
+    for held in (first, third):
+        np.testing.assert_array_equal(held, x * 2)
+    assert not np.shares_memory(first, third) and not np.shares_memory(view, third)
+    first[:] = -1                                     # the caller owns what it holds
+    np.testing.assert_array_equal(f(x), x * 2)
+    np.testing.assert_array_equal(view, x[10:20] * 2)
+    address = f(x).ctypes.data                        # dropped at once: reused
+    assert f(x).ctypes.data == address
+
+
+def test_constant_results_are_fresh_copies():
+    import tracejit
+
+    f = tracejit.jit(lambda x: (np.ones(3, np.float32), x + 1))
+    a, _ = f(np.zeros(3, np.float32))
+    a[0] = 5
+    np.testing.assert_array_equal(f(np.zeros(3, np.float32))[0], np.ones(3, np.float32))
