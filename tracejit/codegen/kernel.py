@@ -367,6 +367,8 @@ class LoopKernel:
             acc = self.tmp("acc")
             if kind == "reduce_sum" and x.dtype.is_float:
                 lines.append(f"{acc} = np.zeros(({kept_dims},), np.float64)")
+            elif kind == "reduce_sum":
+                lines.append(f"{acc} = np.zeros(({kept_dims},), {np_name(op.result.dtype)})")
             else:
                 lines.append(f"{acc} = np.full(({kept_dims},), {_init(kind, x.dtype)}, "
                              f"{np_name(x.dtype)})")
