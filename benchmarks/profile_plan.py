@@ -77,7 +77,7 @@ def profile(jitted, *args, repeat: int = 3, **kwargs):
         current["#" + name] = current.get("#" + name, 0) + 1
 
     entry = _instrumented_entry(program, timer)
-    full = leaves + list(program.extra)
+    full = program.arguments(leaves)
     entry(*full)                               # warm up (first touch of buffers, JIT loads)
     totals, compiled = [], []
     for _ in range(repeat):

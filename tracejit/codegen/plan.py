@@ -230,7 +230,8 @@ class Program:
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
         entry, scalars = self.entry, self._scalars
-        buffers = _ResultPool(plan.pooled) if plan.pooled else None
+        self.buffers = buffers = _ResultPool(plan.pooled) if plan.pooled else None
+        self._consts, self._sizes = consts, sizes
         if buffers is None:
             extra = self.extra
 
@@ -258,6 +259,11 @@ class Program:
 
     def __call__(self, leaves):
         return self.run(leaves)
+
+    def arguments(self, leaves) -> list:
+        """Everything the entry takes, in order, for these leaves (what ``run`` passes)."""
+        pooled = self.buffers() if self.buffers is not None else []
+        return [*leaves, *self._consts, *pooled, *self._sizes]
 
     @property
     def sources(self) -> str:
