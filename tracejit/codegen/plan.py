@@ -226,14 +226,13 @@ class Program:
         cache.seal([mod.__name__] + [m.__name__ for m in plan.modules])
         consts = tuple(plan.const_arrays)
         sizes = (np.array(plan.fc, np.float64), np.array(plan.ic, np.int64))
-        self.extra = consts + sizes
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
         entry, scalars = self.entry, self._scalars
         self.buffers = buffers = _ResultPool(plan.pooled) if plan.pooled else None
         self._consts, self._sizes = consts, sizes
         if buffers is None:
-            extra = self.extra
+            extra = consts + sizes
 
             def call(leaves):
                 return entry(*leaves, *extra)
