@@ -149,7 +149,7 @@ def test_thread_configuration_respects_the_environment(monkeypatch):
     monkeypatch.setattr(runtime, "_blas_configured", False)
     monkeypatch.setenv("TRACEJIT_THREADS", "keep")
     calls = []
-    monkeypatch.setattr(runtime, "_passive_omp_workers", lambda: calls.append("omp"))
+    monkeypatch.setattr(runtime, "_brief_omp_spinning", lambda: calls.append("omp"))
     monkeypatch.setattr(runtime, "_scipy_openblas", lambda: calls.append("blas"))
     runtime.configure_threads()
     assert calls == []

@@ -101,13 +101,19 @@ def advise_huge_pages(buf):
 # when any core is busy elsewhere (measured: 840 ms instead of 7 ms for 32x50176 @ 50176x128
 # while another process used one core). So by default BLAS runs single-threaded and a big
 # matmul's parallel variant splits its rows across Numba's threads itself (kernel.py): one pool,
-# one join per matmul. And Numba's OpenMP workers (libgomp) wait passively (sleep) instead of
-# spinning for ~300k iterations after each parallel kernel: with any other load on the machine a
-# spinning or descheduled worker stalls the next kernel's barrier. Measured on 2 cores with one
-# core busy elsewhere (medians, python benchmarks): CNN step 201 -> 149 ms, MLP step 7.5 -> 5.8 ms,
-# elementwise chain 1e7 24 -> 18 ms; on an idle machine the same within noise (MLP step 3.1 vs
-# 3.5 ms). A user who sets a BLAS thread count or OMP_WAIT_POLICY / GOMP_SPINCOUNT in the
-# environment keeps it; ``TRACEJIT_THREADS=keep`` leaves both alone.
+# one join per matmul. And Numba's OpenMP workers (libgomp) spin only briefly (GOMP_SPINCOUNT,
+# about 1000 iterations, tens of microseconds) after each parallel kernel, then sleep, instead
+# of libgomp's default ~300k iterations: with any other load on the machine a spinning or
+# descheduled worker stalls the next kernel's barrier. Measured on 2 cores with one core busy
+# elsewhere (medians, python benchmarks): CNN step 201 -> 149 ms, MLP step 7.5 -> 5.8 ms,
+# elementwise chain 1e7 24 -> 18 ms going from the default to no spinning at all; 1000 spins
+# cost the MLP step 5.0 -> 5.3-5.5 ms there. Not spinning at all had its own failure: a worker
+# that slept for a while (0.2 s) was woken onto the main thread's CPU and stayed there, so a
+# parallel kernel ran no faster than the serial one (chain 1M: 1226 vs 1208 us, and 653 us
+# before the pause) in every run; with 1000 spins 608-617 us after the pause in 5 of 6 runs.
+# A user who sets a BLAS thread count or OMP_WAIT_POLICY / GOMP_SPINCOUNT in the environment
+# keeps it; ``TRACEJIT_THREADS=keep`` leaves both alone.
+OMP_SPINCOUNT = "1000"
 
 BLAS_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 _blas_configured = False
@@ -139,26 +145,27 @@ def _libgomp_loaded() -> bool:
         return True      # cannot tell: do not touch the environment
 
 
-def _passive_omp_workers():
-    """Start Numba's thread pool with OMP_WAIT_POLICY=PASSIVE, which libgomp reads once when it
-    loads; the variable is removed again, so libraries loaded later see the user's environment."""
+def _brief_omp_spinning():
+    """Start Numba's thread pool with GOMP_SPINCOUNT=OMP_SPINCOUNT, which libgomp reads once
+    when it loads; the variable is removed again, so libraries loaded later see the user's
+    environment."""
     import os
     if any(k in os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")) or _libgomp_loaded():
         return
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    os.environ["GOMP_SPINCOUNT"] = OMP_SPINCOUNT
     try:
         from numba.np.ufunc import parallel
         parallel._launch_threads()
     except Exception:
         pass
     finally:
-        del os.environ["OMP_WAIT_POLICY"]
+        del os.environ["GOMP_SPINCOUNT"]
 
 
 def configure_threads():
     """Once per process, before the first program runs: SciPy's OpenBLAS single-threaded and
-    Numba's OpenMP workers passive (see above), each unless the user's environment says
-    otherwise. ``TRACEJIT_THREADS=keep`` opts out of both."""
+    Numba's OpenMP workers spinning only briefly (see above), each unless the user's
+    environment says otherwise. ``TRACEJIT_THREADS=keep`` opts out of both."""
     global _blas_configured
     if _blas_configured:
         return
@@ -166,7 +173,7 @@ def configure_threads():
     import os
     if os.environ.get("TRACEJIT_THREADS", "") == "keep":
         return
-    _passive_omp_workers()
+    _brief_omp_spinning()
     if any(os.environ.get(k) for k in BLAS_THREAD_ENV):
         return
     try:
