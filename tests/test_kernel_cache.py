@@ -69,3 +69,24 @@ def test_clear_cache_empties_the_folder(tmp_path, monkeypatch):
     tracejit.clear_cache(memory=False)
     assert not (tmp_path / cache.VERSION).exists()
     assert (tmp_path / "keep.txt").exists()
+
+
+SOURCE_SCRIPT = textwrap.dedent("""
+    import hashlib, numpy as np, tracejit
+    def stats(x):   # two float32 sums and a max in one reduction pass
+        return x.sum(axis=1) + (x * x).sum(axis=1) + x.max(axis=1)
+    x = np.ones((3, 5), np.float32)
+    print(hashlib.sha256(tracejit.jit(stats).lower(x).source.encode()).hexdigest())
+""")
+
+
+def test_generated_source_does_not_depend_on_string_hashing(tmp_path):
+    """The disk cache is keyed by the source text: a source that changed with the process's
+    hash seed (a set of names iterated while writing it) missed the cache in every new
+    process that hashed differently."""
+    digests = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tmp_path), PYTHONHASHSEED=seed)
+        digests.add(subprocess.run([sys.executable, "-c", SOURCE_SCRIPT], env=env, text=True,
+                                   capture_output=True, check=True).stdout.strip())
+    assert len(digests) == 1

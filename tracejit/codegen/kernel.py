@@ -301,10 +301,12 @@ class LoopKernel:
             out.append(f"{acc} = {init}")
             if kind in ("argmax", "argmin"):
                 out.append(f"{acc}_i = np.int64(0)")
-        blocked = {acc for op, kind, x, acc, init in info
-                   if kind == "reduce_sum" and x.dtype.name == "float32"}
+        # a list, not a set: the source must not depend on string hashing (the disk cache is
+        # keyed by it, and each process hashes strings differently)
+        blocked = [acc for op, kind, x, acc, init in info
+                   if kind == "reduce_sum" and x.dtype.name == "float32"]
         if len(self.g.axes) != 1 or not blocked:
-            out.extend(self.inner_loops(self.reduction_body(info, blocked=set()), ""))
+            out.extend(self.inner_loops(self.reduction_body(info, blocked=[]), ""))
         else:
             # float32 sums add float32 partial sums over blocks of SUM_BLOCK elements (LLVM
             # keeps 64 of them) and the blocks' totals in float64: about NumPy's pairwise
@@ -400,7 +402,7 @@ class LoopKernel:
             pad += "    "
         return lines + [pad + b for b in self.outer.lines + stores]
 
-    def reduction_body(self, info, blocked: set) -> list[str]:
+    def reduction_body(self, info, blocked: list) -> list[str]:
         """One element's update of each accumulator (``blocked`` ones: their float32 block
         sums ``acc_b``), in a fresh inner block."""
         self.block = _Block(True)
