@@ -335,23 +335,22 @@ _STEP_SCRIPT = textwrap.dedent("""
 """)
 
 
+def _script_numbers(script: str, env: dict) -> list[float]:
+    """What a script run in a fresh process printed, as numbers."""
+    return [float(v) for v in subprocess.run([sys.executable, "-c", script], env=env, text=True,
+                                             capture_output=True, check=True).stdout.split()]
+
+
 def _first_calls(script: str, env: dict, runs: int = 2) -> list[float]:
-    return [float(subprocess.run([sys.executable, "-c", script], env=env, text=True,
-                                 capture_output=True, check=True).stdout.split()[0])
-            for _ in range(runs)]
+    return [_script_numbers(script, env)[0] for _ in range(runs)]
 
 
 def run_compile_and_memory():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, TRACEJIT_CACHE_DIR=d, PYTHONPATH=root)
-        runs = []
-        for _ in range(2):
-            out = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, text=True,
-                                 capture_output=True, check=True).stdout
-            runs.append([float(v) for v in out.split()])
-        mem = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], env=env, text=True,
-                             capture_output=True, check=True).stdout.split()
+        runs = [_script_numbers(_COMPILE_SCRIPT, env) for _ in range(2)]
+        mem = _script_numbers(_MEMORY_SCRIPT, env)
         step_cold, step_warm = _first_calls(_STEP_SCRIPT, env)
         with open(os.path.join(d, "hand_chain.py"), "w") as f:
             f.write(_HAND_MODULE)
@@ -365,8 +364,8 @@ def run_compile_and_memory():
     print(f"  first call at a new batch size:         {newb * 1e3:9.3f} ms   "
           f"(= {newb / (steady_new + trace):.1f}x a steady call of {steady_new * 1e6:.1f} us "
           f"plus the trace, {trace * 1e3:.2f} ms; target <= 5x)")
-    print(f"  Numba's floor: a hand-written @njit(cache=True) chain, first call {hand_cold * 1e3:.1f}"
-          f" ms cold, {hand_warm * 1e3:.1f} ms from its cache")
+    print(f"  Numba's floor: a hand-written @njit(cache=True) chain, first call "
+          f"{hand_cold * 1e3:.1f} ms cold, {hand_warm * 1e3:.1f} ms from its cache")
     print(f"  MLP training step (28 kernels): first call {step_cold * 1e3:.0f} ms cold, "
           f"{step_warm * 1e3:.0f} ms warm (cold/warm = {step_cold / step_warm:.1f}x)")
     base, peak, need = (int(v) for v in mem)

@@ -378,10 +378,8 @@ class LoopKernel:
             self.block.lines.append(f"{acc}[{sub}] = {_combine(kind, x.dtype, f'{acc}[{sub}]', v)}")
             names.append(acc)
         nt = self.size(("threads",), numba.get_num_threads())
-        lines += ["@SER nt = 1", f"@PAR nt = min({nt}, {first})",
-                  "for t in PRANGE(nt):",
-                  f"    lo = t * {first} // nt",
-                  f"    hi = (t + 1) * {first} // nt"]
+        lines += ["@SER nt = 1", f"@PAR nt = min({nt}, {first})"]
+        lines += _thread_blocks(first, "PRANGE")
         pad = "    "
         for d in g.axes:
             lines.append(f"{pad}for r{d} in range({self.size(('F', d), g.space[d])}):")
@@ -556,11 +554,9 @@ class LoopKernel:
                 ("if", m, "range(lo, hi)", f"range({n})", "A[lo:hi]", "B", "mm[lo:hi]"),
                 ("else", n, f"range({m})", "range(lo, hi)", "A", "B[:, lo:hi]", "mm[:, lo:hi]")):
             lines += [f"@PAR {split} {m} >= {n}:" if split == "if" else "@PAR else:",
-                      f"@PAR     nt = min({nt}, max(1, {size} // {MATMUL_ROWS}))",
-                      "@PAR     for t in prange(nt):",
-                      f"@PAR         lo = t * {size} // nt",
-                      f"@PAR         hi = (t + 1) * {size} // nt",
-                      f"@PAR         gemm({a}, {b}, {c})"]
+                      f"@PAR     nt = min({nt}, max(1, {size} // {MATMUL_ROWS}))"]
+            lines += [f"@PAR     {line}" for line in _thread_blocks(size, "prange")]
+            lines.append(f"@PAR         gemm({a}, {b}, {c})")
             if epilogue:
                 lines += [f"@PAR         for i0 in {rows}:", f"@PAR             for i1 in {cols}:"]
                 lines += [f"@PAR                 {e}" for e in epilogue]
@@ -611,6 +607,12 @@ class LoopKernel:
                       f"            for j in range({n}):",
                       f"                M[q, i, j] += x * B[q, kk, j]"]
         return lines
+
+
+def _thread_blocks(size: str, loop: str) -> list[str]:
+    """A loop over ``nt`` threads, each given the block ``lo:hi`` of ``range(size)``."""
+    return [f"for t in {loop}(nt):", f"    lo = t * {size} // nt",
+            f"    hi = (t + 1) * {size} // nt"]
 
 
 def function_source(params: list[str], body: list[str], parallel: bool) -> str:
