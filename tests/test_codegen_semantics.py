@@ -146,18 +146,28 @@ def test_large_matmul_parallel_split_matches_numpy():
 
 def test_thread_configuration_respects_the_environment(monkeypatch):
     from tracejit.codegen import runtime
-    monkeypatch.setattr(runtime, "_blas_configured", False)
-    monkeypatch.setenv("TRACEJIT_THREADS", "keep")
     calls = []
     monkeypatch.setattr(runtime, "_brief_omp_spinning", lambda: calls.append("omp"))
     monkeypatch.setattr(runtime, "_scipy_openblas", lambda: calls.append("blas"))
-    runtime.configure_threads()
+    for k in runtime.BLAS_THREAD_ENV:
+        monkeypatch.delenv(k, raising=False)
+
+    def configure():
+        monkeypatch.setattr(runtime, "_blas_configured", False)
+        monkeypatch.setattr(runtime, "_omp_configured", False)
+        runtime.configure_threads()
+        runtime.single_threaded_blas()
+
+    monkeypatch.setenv("TRACEJIT_THREADS", "keep")
+    configure()
     assert calls == []
-    monkeypatch.setattr(runtime, "_blas_configured", False)
     monkeypatch.delenv("TRACEJIT_THREADS")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
-    runtime.configure_threads()
+    configure()
     assert calls == ["omp"]
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    configure()
+    assert calls == ["omp", "omp", "blas"]
 
 
 def test_float32_sums_vectorize_with_numpys_accuracy():

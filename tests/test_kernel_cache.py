@@ -90,3 +90,61 @@ def test_generated_source_does_not_depend_on_string_hashing(tmp_path):
         digests.add(subprocess.run([sys.executable, "-c", SOURCE_SCRIPT], env=env, text=True,
                                    capture_output=True, check=True).stdout.strip())
     assert len(digests) == 1
+
+
+WARM_SCRIPT = textwrap.dedent("""
+    import sys, numpy as np, tracejit
+    from tracejit.codegen import cache, warm_load
+    rng = np.random.default_rng(0)
+    def check(got, want, tol=2e-5):
+        assert np.allclose(got, want, rtol=tol, atol=tol), (got, want)
+
+    chain = tracejit.jit(lambda x, y: np.tanh(x * y + 0.5 * x) - x / (1 + y * y))
+    for n in (8, 1 << 18):                     # the serial and the parallel kernel
+        x, y = rng.standard_normal((2, n), dtype=np.float32)
+        check(chain(x, y), np.tanh(x * y + 0.5 * x) - x / (1 + y * y))
+
+    def loss(w, b, x):                         # matmul (BLAS helper), reductions, transposes
+        h = np.maximum(x @ w + b, 0)
+        e = np.exp(h - h.max(axis=1, keepdims=True))
+        return (e / e.sum(axis=1, keepdims=True)).max(axis=1).sum()
+    w = rng.standard_normal((256, 256), dtype=np.float32) / 16
+    b, x = np.zeros(256, np.float32), rng.standard_normal((256, 256), dtype=np.float32)
+    value, (gw, gb) = tracejit.jit(tracejit.value_and_grad(loss, argnums=(0, 1)))(w, b, x)
+    check(value, loss(w, b, x), 1e-4)
+    assert gw.shape == w.shape and np.isfinite(gw).all() and np.abs(gb).sum() > 0
+
+    ints = tracejit.jit(lambda a, d: (a // d, a % d, np.argmax(a)))
+    a, d = np.array([7, -7, 7, -7], np.int64), np.array([2, 2, -2, -2], np.int64)
+    for g, r in zip(ints(a, d), (a // d, a % d, np.argmax(a))):
+        assert (g == r).all()
+
+    # another shape: the last program's entry raises ArgumentMismatch, the call retraces
+    check(chain(np.ones(5, np.float32), np.ones(5, np.float32)), np.tanh(1.5) - 0.5)
+    s = cache.stats()
+    print("compiled", s["compiled"], "refreshed", "numba.np.arraymath" in sys.modules)
+
+    # debug_print's object-mode block is compiled by Numba when it first runs (it refreshes)
+    def shout(x):
+        tracejit.debug_print("total {}", x.sum())
+        return x * 2
+    check(tracejit.jit(shout)(np.ones(3, np.float32)), 2.0)
+""")
+
+
+def test_a_warm_process_runs_programs_loaded_without_numbas_compiler_setup(tmp_path):
+    """codegen/warm_load.py: in a fresh process with a warm cache, programs of every kind
+    (parallel kernels, BLAS, reductions, integer ops, debug_print, a raised ArgumentMismatch)
+    load and give NumPy's results without Numba refreshing its compiler context."""
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tmp_path))
+
+    def run():
+        return subprocess.run([sys.executable, "-c", WARM_SCRIPT], env=env, text=True,
+                              capture_output=True, check=True).stdout.split()
+
+    cold = run()
+    assert cold[cold.index("compiled") + 1] != "0" and "total" in cold
+    warm = run()
+    assert warm[warm.index("compiled") + 1:warm.index("refreshed") + 2] == [
+        "0", "refreshed", "False"]
+    assert warm[warm.index("total") + 1] == "3.0"

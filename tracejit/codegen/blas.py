@@ -106,11 +106,24 @@ _resolved = False
 
 
 def resolve_blas():
-    """Make Numba's BLAS helper look up sgemm and dgemm now, from the main thread."""
+    """Make Numba's BLAS helper look up sgemm and dgemm now, from the main thread. Called
+    through ctypes (the GIL held, as the helper expects), not through a jitted function: a
+    jitted call would make Numba set up its whole compiler context (~250 ms of a warm start;
+    codegen/warm_load.py)."""
     global _resolved
     if _resolved:
         return
-    for dt in (np.float32, np.float64):
-        a = np.ones((2, 2), dt)
-        gemm(a, a, np.empty((2, 2), dt))
+    import ctypes
+
+    from numba import _helperlib
+    p, n = ctypes.c_void_p, ctypes.c_ssize_t
+    c = ctypes.c_char
+    xxgemm = ctypes.PYFUNCTYPE(ctypes.c_int, c, c, c, n, n, n, p, p, n, p, n, p, p, n)(
+        _helperlib.c_helpers["xxgemm"])
+    for kind, dt in ((b"s", np.float32), (b"d", np.float64)):
+        a, out = np.ones((2, 2), dt), np.zeros((2, 2), dt)
+        one, zero = np.ones(1, dt), np.zeros(1, dt)
+        if xxgemm(kind, b"n", b"n", 2, 2, 2, one.ctypes.data, a.ctypes.data, 2, a.ctypes.data,
+                  2, zero.ctypes.data, out.ctypes.data, 2) != 0 or not (out == 2).all():
+            raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemm")
     _resolved = True

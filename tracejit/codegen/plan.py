@@ -23,6 +23,7 @@ from ..ir.passes.fusion import Fusion
 from . import cache
 from .emitters import np_name
 from .kernel import KernelSpec, generate_kernel, is_scalar_constant
+from .warm_load import load_cached
 
 # Iteration spaces of at least this many elements get a parallel (prange) kernel variant, used
 # when the run-time size is at least as large. Measured on 2 cores with passive OpenMP workers
@@ -218,7 +219,8 @@ class Program:
             # Advice about generated code (e.g. a BLAS call on a strided view) is ours to act
             # on, not the user's: benchmarks/profile_plan.py is where it shows.
             warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            if not self.entry.overloads:       # a module's entry has one signature (source)
+            # a module's entry has one signature (its source says which)
+            if not self.entry.overloads and not load_cached(self.entry, plan.signature()):
                 self.entry.compile(plan.signature())
         # Only the planned signature runs: other argument types raise TypeError, not a compile
         # of the plan for types it was not traced with.
@@ -294,8 +296,9 @@ class _ResultPool:
 
 def compile_plan(fusion: Fusion) -> Program:
     from .blas import resolve_blas
-    from .runtime import configure_threads
+    from .runtime import configure_threads, single_threaded_blas
     configure_threads()
     if any(g.kind == "matmul" for g in fusion.groups):
+        single_threaded_blas()
         resolve_blas()
     return Program(Plan(fusion))

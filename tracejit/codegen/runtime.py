@@ -117,6 +117,7 @@ OMP_SPINCOUNT = "1000"
 
 BLAS_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 _blas_configured = False
+_omp_configured = False
 
 
 def _scipy_openblas():
@@ -163,9 +164,21 @@ def _brief_omp_spinning():
 
 
 def configure_threads():
-    """Once per process, before the first program runs: SciPy's OpenBLAS single-threaded and
-    Numba's OpenMP workers spinning only briefly (see above), each unless the user's
-    environment says otherwise. ``TRACEJIT_THREADS=keep`` opts out of both."""
+    """Once per process, before the first program runs: Numba's OpenMP workers spinning only
+    briefly (see above) unless the user's environment says otherwise."""
+    global _omp_configured
+    if _omp_configured:
+        return
+    _omp_configured = True
+    import os
+    if os.environ.get("TRACEJIT_THREADS", "") != "keep":
+        _brief_omp_spinning()
+
+
+def single_threaded_blas():
+    """Once per process, before the first program with a matmul runs: SciPy's OpenBLAS
+    single-threaded (see above) unless the user's environment says otherwise. Only programs
+    with a matmul need it: importing SciPy's BLAS costs ~80 ms of a warm start."""
     global _blas_configured
     if _blas_configured:
         return
@@ -173,7 +186,6 @@ def configure_threads():
     import os
     if os.environ.get("TRACEJIT_THREADS", "") == "keep":
         return
-    _brief_omp_spinning()
     if any(os.environ.get(k) for k in BLAS_THREAD_ENV):
         return
     try:
