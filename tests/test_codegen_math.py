@@ -70,3 +70,28 @@ def test_power_of_two_scaling_by_exponent_bits_rounds_like_ldexp():
         got = np.array([scale(v, np.int32(n)) for v in p], np.float32)
         with np.errstate(over="ignore", under="ignore"):
             np.testing.assert_array_equal(got, np.ldexp(p, n))
+
+
+def test_division_by_a_row_invariant_is_within_an_ulp_and_keeps_special_values():
+    """A divisor that stays the same along the inner loop (here the max of a row whose values
+    are all the divisor, so that it can be any value) becomes a scale and a multiply by its reciprocal's parts (mathlib.divide_by_parts): within
+    an ulp of NumPy's quotient (two in the denormal range), with NumPy's infinities, zeros,
+    signs and NaNs for zero, infinite, NaN, denormal and huge divisors."""
+    import tracejit
+    f32 = np.float32
+    x = np.array([0.0, -0.0, 1.0, -1.0, 3e38, -3e38, 1e-40, 1e-45, np.inf, -np.inf, np.nan,
+                  2.5, 7e-20, 6e19], f32)
+    d = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 1e-45, 3e38, 2.0**-126, 1.5, -7.0,
+                  0.1, 2.0**127, 3.0], f32)[:, None]
+    xs = np.broadcast_to(x, (len(d), len(x))).copy()
+    ds = np.broadcast_to(d, xs.shape).copy()
+    f = tracejit.jit(lambda a, b: a / b.max(axis=1, keepdims=True))
+    assert "= divide_by_parts(" in f.lower(xs, ds).source
+    with np.errstate(all="ignore"):
+        want = xs / d
+    got = f(xs, ds)
+    assert (np.isnan(got) == np.isnan(want)).all()
+    ok = ~np.isnan(want)
+    assert (np.signbit(got[ok]) == np.signbit(want[ok])).all()
+    assert _ulps(np.abs(got[ok]), np.abs(want[ok])).max() <= 2
+    assert _ulps(np.abs(got[ok]), np.abs(want[ok]))[np.abs(want[ok]) >= 2.0**-126].max() <= 1

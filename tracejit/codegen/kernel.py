@@ -40,6 +40,7 @@ HEADER = """import math
 import numpy as np
 from numba import njit, prange
 from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
+from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
 from tracejit.codegen.blas import gemm
 """
@@ -128,7 +129,7 @@ class LoopKernel:
             self.work *= n
         if group.head is not None:
             # A matmul's parallel variant splits the BLAS call into row or column blocks across
-            # Numba's threads (BLAS itself runs single-threaded: runtime.configure_threads).
+            # Numba's threads (BLAS itself runs single-threaded: runtime.single_threaded_blas).
             a, b = group.head.operands
             self.work = max(self.work, a.shape[-2] * a.shape[-1] * b.shape[-1] // MATMUL_WORK)
         self.parallel = self.work >= par_min and len(self.outer_idx) > 0
@@ -212,7 +213,22 @@ class LoopKernel:
         kind, rule = emitters.RULES[op.opdef]
         assert kind == "scalar", op
         args = [self.value(o, idx) for o in op.operands]
+        if (op.opdef is ops.div and op.result.dtype.name == "float32"
+                and self.is_inner(args[0]) and not self.is_inner(args[1])):
+            return self.put(self.divide_by_invariant(*args), True)
         return self.put(rule(op, *args), self.is_inner(*args))
+
+    def divide_by_invariant(self, a: str, b: str) -> str:
+        """``a / b`` where ``b`` stays the same along the inner loop (a row's sum or norm):
+        ``b``'s reciprocal parts once per row, a scale and a multiply per element
+        (mathlib.divide_by_parts says why and how exact)."""
+        key = ("reciprocal", b)
+        if key not in self.outer.memo:
+            parts = self.tmp("rp")
+            self.outer.lines.append(f"{parts}m, {parts}e = reciprocal_parts({b})")
+            self.outer.memo[key] = parts
+        parts = self.outer.memo[key]
+        return f"divide_by_parts({a}, {b}, {parts}m, {parts}e)"
 
     def reshaped_view(self, op) -> str:
         key = ("view", op.operands[0], op.attrs["shape"])
