@@ -51,6 +51,44 @@ def test_matmul_bias_and_activation_are_one_epilogue():
     assert {op.name for op in fusion.groups[0].ops} >= {"matmul", "add", "maximum"}
 
 
+def test_an_activation_whose_input_is_also_kept_joins_the_matmul_epilogue():
+    """A training step keeps the pre-activation z for the backward pass: the matmul's epilogue
+    writes z and relu(z) in one pass, and the zero both compare with is not materialized."""
+    def f(x, w1, b1, w2):
+        z = x @ w1 + b1
+        return np.maximum(z, 0) @ w2, (z > 0) * 2.0
+    fusion = _fusion(f, np.ones((2, 4), f32), np.ones((4, 5), f32), np.ones(5, f32),
+                     np.ones((5, 3), f32))
+    first = fusion.groups[0]
+    assert first.kind == "matmul" and {"add", "maximum"} <= {op.name for op in first.ops}
+    assert len(first.outputs) == 2
+    lone = [g for g in fusion.groups if {op.name for op in g.ops} == {"broadcast_in_dim"}]
+    assert lone == []
+    w = np.random.default_rng(0).standard_normal((4, 5)).astype(f32)
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(f32)
+    args = (x, w, np.ones(5, f32), np.ones((5, 3), f32))
+    for got, want in zip(tracejit.jit(f)(*args), f(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_an_epilogue_merge_never_runs_a_consumer_before_its_producer():
+    """g reads only the matmul's result, but another kernel that runs between them also reads
+    it; merging must keep every kernel after the kernels it reads."""
+    def f(x, w):
+        z = x @ w + 1.0
+        s = z.sum(axis=1, keepdims=True)           # its own kernel, reads z
+        return np.maximum(z, 0) * 3.0, s
+    fusion = _fusion(f, np.ones((3, 4), f32), np.ones((4, 5), f32))
+    order = {g.id: i for i, g in enumerate(fusion.groups)}
+    for g in fusion.groups:
+        for v in g.inputs:
+            if v.op is not None and v.op in fusion.group_of:
+                assert order[fusion.group_of[v.op].id] < order[g.id]
+    x = np.arange(12, dtype=f32).reshape(3, 4) / 7 - 0.5
+    for got, want in zip(tracejit.jit(f)(x, np.ones((4, 5), f32)), f(x, np.ones((4, 5), f32))):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_reduction_consumed_at_a_transposed_index_is_not_fused():
     # sum over rows, broadcast back along the other axis: the reduction result is needed at an
     # index that is not its loop's outer index, so it must be materialized first.

@@ -14,7 +14,12 @@ size-1 dims) to the value it reshapes: indexing through it costs an integer divi
 remainder per dim and element, much more than materializing the value, whose reshape is then
 a free view (a group of just such a reshape is a view in the plan). ``optimization_barrier`` is
 an ``alias`` (no copy) and ``debug_print`` an ``effect``; no group reaches through either.
-Constants are not grouped: they are kernel arguments.
+Constants are not grouped: they are kernel arguments. A broadcast used in several places is
+first copied once per user, so that each kernel indexes the broadcast operand instead of
+reading a materialized full-size copy (``maximum(z, 0)`` and ``z > 0`` both read the scalar 0).
+After grouping, a loop group that reads only one matmul group's results (and parameters or
+constants) at its full index joins that group's epilogue, which then writes both: the ReLU of a
+pre-activation that the backward pass keeps runs in the matmul's pass over its output.
 
 Legality is checked by following index tuples from the group's outputs down to its inputs,
 symbolically (dims of F, ``0`` for a broadcast size-1 dim, ``?`` for anything computed): a
@@ -237,6 +242,47 @@ class _Grouper:
         self.group_of[op] = g
         return g
 
+    def last_pos(self, g: FusionGroup) -> int:
+        """Groups run in the order of their last ops."""
+        return max(self.pos[o] for o in g.ops)
+
+    def producers(self, g: FusionGroup) -> list:
+        inside = {r for op in g.ops for r in op.results}
+        found = {}
+        for op in g.ops:
+            for v in op.operands:
+                p = self.group_of.get(v.op) if v not in inside and v.op is not None else None
+                if p is not None:
+                    found[id(p)] = p
+        return list(found.values())
+
+    def in_order(self) -> bool:
+        """Whether running groups by their last ops runs every producer first."""
+        return all(self.last_pos(p) < self.last_pos(g)
+                   for g in self.groups for p in self.producers(g))
+
+    def merge_into_epilogue(self, g: FusionGroup):
+        """Join loop group ``g`` to the matmul group it alone reads from, if legal."""
+        if g.kind != "loop" or g.axes:
+            return
+        producers = self.producers(g)
+        if len(producers) != 1:
+            return
+        (m,) = producers
+        if m.kind != "matmul" or m.space != g.space:
+            return
+        saved = list(m.ops)
+        m.ops.extend(g.ops)
+        for op in g.ops:
+            self.group_of[op] = m
+        self.groups.remove(g)
+        if self.check(m) and self.in_order():
+            return
+        m.ops = saved
+        for op in g.ops:
+            self.group_of[op] = g
+        self.groups.append(g)
+
     def run(self) -> Fusion:
         for op in reversed(self.fn.ops):
             if op.opdef is ops.constant:
@@ -245,7 +291,9 @@ class _Grouper:
                 raise ValueError("fusion needs a Function without call ops: run inline_calls")
             if self.try_join(op) is None:
                 self.start(op)
-        groups = sorted(self.groups, key=lambda g: max(self.pos[o] for o in g.ops))
+        for g in list(self.groups):
+            self.merge_into_epilogue(g)
+        groups = sorted(self.groups, key=self.last_pos)
         for i, g in enumerate(groups):
             g.id = i
             g.ops.sort(key=self.pos.__getitem__)
@@ -260,6 +308,36 @@ class _Grouper:
         return Fusion(self.fn, groups, self.group_of)
 
 
+def broadcast_per_user(fn: Function) -> Function:
+    """``fn`` with each broadcast that several ops use copied once per user op."""
+    uses = fn.uses()
+    rename: dict = {}        # value of a rebuilt op -> its new value
+    per_user: dict = {}      # (user op, broadcast value) -> that user's copy
+    out = []
+    for op in fn.ops:
+        operands = [per_user.get((op, v), rename.get(v, v)) for v in op.operands]
+        if operands != op.operands:
+            new = Op(op.opdef, operands, op.attrs, [r.type for r in op.results], op.loc,
+                     op.regions)
+            for r, nr in zip(op.results, new.results):
+                nr.name = r.name
+                rename[r] = nr
+            kept = new
+        else:
+            kept = op
+        out.append(kept)
+        if op.opdef is not ops.broadcast_in_dim:
+            continue
+        users = list(dict.fromkeys(uses.get(op.result, ())))
+        for u in users[1:]:          # the first user keeps the original
+            copy = Op(op.opdef, kept.operands, op.attrs, [op.result.type], op.loc)
+            out.append(copy)
+            per_user[(u, op.result)] = copy.result
+    if len(out) == len(fn.ops) and not rename:
+        return fn
+    return Function(fn.name, fn.params, out, [rename.get(r, r) for r in fn.results])
+
+
 def fuse(fn: Function) -> Fusion:
     """Group ``fn``'s ops into kernels (see the module docstring)."""
-    return _Grouper(fn).run()
+    return _Grouper(broadcast_per_user(fn)).run()
