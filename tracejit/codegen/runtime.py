@@ -101,19 +101,19 @@ def advise_huge_pages(buf):
 # when any core is busy elsewhere (measured: 840 ms instead of 7 ms for 32x50176 @ 50176x128
 # while another process used one core). So by default BLAS runs single-threaded and a big
 # matmul's parallel variant splits its rows across Numba's threads itself (kernel.py): one pool,
-# one join per matmul. And Numba's OpenMP workers (libgomp) spin only briefly (GOMP_SPINCOUNT,
-# about 1000 iterations, tens of microseconds) after each parallel kernel, then sleep, instead
-# of libgomp's default ~300k iterations: with any other load on the machine a spinning or
-# descheduled worker stalls the next kernel's barrier. Measured on 2 cores with one core busy
-# elsewhere (medians, python benchmarks): CNN step 201 -> 149 ms, MLP step 7.5 -> 5.8 ms,
-# elementwise chain 1e7 24 -> 18 ms going from the default to no spinning at all; 1000 spins
-# cost the MLP step 5.0 -> 5.3-5.5 ms there. Not spinning at all had its own failure: a worker
-# that slept for a while (0.2 s) was woken onto the main thread's CPU and stayed there, so a
-# parallel kernel ran no faster than the serial one (chain 1M: 1226 vs 1208 us, and 653 us
-# before the pause) in every run; with 1000 spins 608-617 us after the pause in 5 of 6 runs.
-# A user who sets a BLAS thread count or OMP_WAIT_POLICY / GOMP_SPINCOUNT in the environment
-# keeps it; ``TRACEJIT_THREADS=keep`` leaves both alone.
-OMP_SPINCOUNT = "1000"
+# one join per matmul. Numba's OpenMP workers (libgomp) spin for GOMP_SPINCOUNT = 100000
+# iterations (under a millisecond here) after each parallel kernel before they sleep, instead
+# of libgomp's default 300000 (several ms of a core after every call). Fewer spins went wrong
+# on an otherwise idle machine: a sleeping worker is woken onto the CPU of the main thread,
+# which then spins at the barrier while the worker waits for that CPU, so a parallel kernel ran
+# slower than its serial twin as long as calls kept putting the worker to sleep (1000 spins,
+# chain at 16K-1M elements: parallel 0.26-0.80x of serial; MLP step 5.2 ms against 2.6-2.8 ms
+# with 100000 spins). With 100000 the pair stays apart once the scheduler has separated them
+# (parallel 1.6-2.0x at every size, 4 of 4 runs; 30000 still fell into it in 2 of 4). The price
+# is paid when another process keeps a core busy: MLP step 6.8-14.6 ms there (NumPy by hand
+# 7.0-7.4 ms; 1000 spins: 5.2 ms). A user who sets a BLAS thread count or OMP_WAIT_POLICY /
+# GOMP_SPINCOUNT in the environment keeps it; ``TRACEJIT_THREADS=keep`` leaves both alone.
+OMP_SPINCOUNT = "100000"
 
 BLAS_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 _blas_configured = False
