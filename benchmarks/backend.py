@@ -326,7 +326,7 @@ _HAND_SCRIPT = textwrap.dedent("""
     t = time.perf_counter(); chain(x, x); print(time.perf_counter() - t)
 """)
 
-# The MLP training step of benchmarks/train_step.py: a program of 28 kernels.
+# The MLP training step of benchmarks/train_step.py: a program of 23 kernels.
 _STEP_SCRIPT = textwrap.dedent("""
     import time
     from benchmarks.train_step import init, tracejit_step
@@ -367,7 +367,7 @@ def run_compile_and_memory():
     print(f"  for comparison, a hand-written @njit(cache=True) chain: first call "
           f"{hand_cold * 1e3:.1f} ms cold, {hand_warm * 1e3:.1f} ms from Numba's cache "
           f"(Numba sets up its compiler context; codegen/warm_load.py skips that)")
-    print(f"  MLP training step (28 kernels): first call {step_cold * 1e3:.0f} ms cold, "
+    print(f"  MLP training step (23 kernels): first call {step_cold * 1e3:.0f} ms cold, "
           f"{step_warm * 1e3:.0f} ms warm (cold/warm = {step_cold / step_warm:.1f}x)")
     base, peak, need = (int(v) for v in mem)
     grew = max(peak - base, 0)
