@@ -6,7 +6,7 @@ and more), about 250 ms here, whatever the loaded code needs. Machine code read 
 needs none of that, only the run-time symbols it links against: the NRT allocator's
 (``rtsys.initialize``), the thread pool's (``_launch_threads``), the string hashing secret's, and
 the helpers Numba registers when it creates the context. ``load_cached`` loads an entry with
-those and nothing more: a warm start of the elementwise chain 0.26 -> 0.08 s (benchmarks
+those and nothing more: a warm start of the elementwise chain 0.26 -> 0.07 s (benchmarks
 backend). A later compile in the process refreshes the context as usual.
 
 It uses Numba internals (the dispatcher's cache and ``add_overload``), so it runs only on the
