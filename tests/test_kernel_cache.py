@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import tracejit
 from tracejit.codegen import cache
@@ -132,19 +133,40 @@ WARM_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_a_warm_process_runs_programs_loaded_without_numbas_compiler_setup(tmp_path):
+def _run_script(script: str, cache_dir) -> list:
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir))
+    return subprocess.run([sys.executable, "-c", script], env=env, text=True,
+                          capture_output=True, check=True).stdout.split()
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """A cache folder in which WARM_SCRIPT's programs were compiled by a first process."""
+    folder = tmp_path_factory.mktemp("warm")
+    cold = _run_script(WARM_SCRIPT, folder)
+    assert cold[cold.index("compiled") + 1] != "0" and "total" in cold
+    return folder
+
+
+def test_a_warm_process_runs_programs_loaded_without_numbas_compiler_setup(warm_cache):
     """codegen/warm_load.py: in a fresh process with a warm cache, programs of every kind
     (parallel kernels, BLAS, reductions, integer ops, debug_print, a raised ArgumentMismatch)
     load and give NumPy's results without Numba refreshing its compiler context."""
-    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tmp_path))
-
-    def run():
-        return subprocess.run([sys.executable, "-c", WARM_SCRIPT], env=env, text=True,
-                              capture_output=True, check=True).stdout.split()
-
-    cold = run()
-    assert cold[cold.index("compiled") + 1] != "0" and "total" in cold
-    warm = run()
+    warm = _run_script(WARM_SCRIPT, warm_cache)
     assert warm[warm.index("compiled") + 1:warm.index("refreshed") + 2] == [
         "0", "refreshed", "False"]
     assert warm[warm.index("total") + 1] == "3.0"
+
+
+def test_an_unchecked_numba_version_loads_through_numbas_own_path(warm_cache):
+    """warm_load uses Numba internals only on the versions it was checked with; on any other
+    the entry is loaded by Dispatcher.compile (after Numba's refresh), with the same results."""
+    script = WARM_SCRIPT.replace(
+        "import sys, numpy as np, tracejit\n",
+        "import sys, numpy as np, tracejit\n"
+        "from tracejit.codegen import warm_load\n"
+        "warm_load.CHECKED_NUMBA = ('0.0',)\n")
+    assert "CHECKED_NUMBA = ('0.0',)" in script
+    warm = _run_script(script, warm_cache)
+    assert warm[warm.index("compiled") + 1:warm.index("refreshed") + 2] == [
+        "0", "refreshed", "True"]
