@@ -28,7 +28,10 @@ from .warm_load import load_cached
 # Iteration spaces of at least this many elements get a parallel (prange) kernel variant, used
 # when the run-time size is at least as large. Measured on 2 cores with passive OpenMP workers
 # (benchmarks/backend.py run_parallel_min, the elementwise chain, serial vs parallel us):
-# 2^14 21 vs 61, 2^15 48 vs 79, 2^16 89 vs 89, 2^17 166 vs 128, 2^18 304 vs 196.
+# 2^14 21 vs 61, 2^15 48 vs 79, 2^16 89 vs 89, 2^17 166 vs 128, 2^18 304 vs 196. With the
+# workers spinning longer (runtime.OMP_SPINCOUNT) the parallel variant wins earlier: the chain
+# from 2^13 (1.2-1.7x), a cheap ``x * y + x`` from 2^16 (1.35x; even at 2^15). Kept at 2^17:
+# at 2^16 the MLP training step was no faster (2.81-2.87 ms, noise) and compiled 2 s longer.
 PARALLEL_MIN = 1 << 17
 
 # Results of at least this many bytes are written into buffers that the Program keeps and
