@@ -21,6 +21,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from ..ir import Function, ops
 from ..ir.passes.fusion import Fusion
 from . import cache
+from .arena import Arena, pack
 from .emitters import np_name
 from .kernel import KernelSpec, generate_kernel, is_scalar_constant
 from .warm_load import load_cached
@@ -60,6 +61,8 @@ class Plan:
         self.modules: list = []
         self.prints: list[str] = []
         self.pooled: list = []             # result Values written into r* parameters
+        self.scratch: list = []            # (Value, group index, ic index of its offset)
+        self.arena_bytes: int | None = None   # the arena's size, if any buffer is in it
         self.buffers = 0
         self._scalar_slot: dict = {}
         self._build()
@@ -102,9 +105,51 @@ class Plan:
         self.buffers += 1
         dims = ", ".join(self.int_slot(n) for n in v.shape)
         shape = f"({dims},)" if v.shape else "()"
-        self.lines.append(f"{name} = advise_huge_pages(np.empty({shape}, {np_name(v.dtype)}))")
+        if v.shape and self._root(v) not in self._escaping:
+            # an intermediate: its bytes in the arena ``w`` (offset patched in by _pack)
+            start = self.int_slot(0)
+            self.scratch.append((v, self._group, len(self.ic) - 1))
+            end = f"{start} + {self.int_slot(v.type.dtype.np.itemsize * math.prod(v.shape))}"
+            self.lines.append(f"{name} = w[{start}:{end}].view({np_name(v.dtype)})"
+                              f".reshape({shape})")
+        else:
+            self.lines.append(f"{name} = advise_huge_pages(np.empty({shape}, "
+                              f"{np_name(v.dtype)}))")
         self.names[v] = name
         return name
+
+    # -- intermediates in the arena ---------------------------------------------------------
+    def _storage(self):
+        """Which value's buffer each alias or reshape view shares (``_root``), and the buffers
+        that a result may share: those stay out of the arena (a caller keeps results)."""
+        self._shares: dict = {}
+        for g in self.fusion.groups:
+            if g.kind == "alias" or self._is_view(g):
+                for op in g.ops:
+                    for r, v in zip(op.results, op.operands):
+                        self._shares[r] = v
+        self._escaping = {self._root(r) for r in self.fn.results}
+
+    def _root(self, v):
+        while v in self._shares:
+            v = self._shares[v]
+        return v
+
+    def _pack(self):
+        """Offsets of the arena's buffers: alive from the group that writes one to the last
+        group that reads it or any alias or view of it."""
+        if not self.scratch:
+            return
+        last: dict = {}
+        for i, g in enumerate(self.fusion.groups):
+            for v in g.inputs:
+                last[self._root(v)] = i
+        spans = [(first, max(first, last.get(v, first)),
+                  v.type.dtype.np.itemsize * math.prod(v.shape))
+                 for v, first, _ in self.scratch]
+        offsets, self.arena_bytes = pack(spans)
+        for (_, _, slot), offset in zip(self.scratch, offsets):
+            self.ic[slot] = offset
 
     # -- groups -----------------------------------------------------------------------------
     def _build(self):
@@ -115,7 +160,8 @@ class Plan:
                   for i, p in enumerate(self.fn.params) for d, n in enumerate(p.type.shape)]
         if checks:
             self.lines += [f"if {' or '.join(checks)}:", "    raise ArgumentMismatch()"]
-        for g in self.fusion.groups:
+        self._storage()
+        for self._group, g in enumerate(self.fusion.groups):
             if g.kind == "alias":
                 (op,) = g.ops
                 for r, v in zip(op.results, op.operands):
@@ -131,6 +177,7 @@ class Plan:
         results = [self.array(r) + (".copy()" if self._is_constant(r) else "")
                    for r in self.fn.results]
         self.lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        self._pack()
 
     @staticmethod
     def _is_constant(v) -> bool:
@@ -184,6 +231,7 @@ class Plan:
         ps = [f"p{i}" for i in range(len(self.fn.params))]
         ps += [f"q{i}" for i in range(len(self.const_arrays))]
         ps += [f"r{i}" for i in range(len(self.pooled))]
+        ps += ["w"] if self.scratch else []
         return ps + ["fc", "ic"]
 
     @property
@@ -206,6 +254,7 @@ class Plan:
         sig = [arr(p.type.dtype.np, p.type.ndim) for p in self.fn.params]
         sig += [arr(a.dtype, a.ndim) for a in self.const_arrays]
         sig += [arr(v.type.dtype.np, v.type.ndim) for v in self.pooled]
+        sig += [arr(np.dtype(np.uint8), 1)] if self.scratch else []
         return tuple(sig + [arr(np.dtype(np.float64), 1), arr(np.dtype(np.int64), 1)])
 
 
@@ -235,8 +284,16 @@ class Program:
                          if p.type.shape == ()]
         entry, scalars = self.entry, self._scalars
         self.buffers = buffers = _ResultPool(plan.pooled) if plan.pooled else None
+        self.arena = arena = Arena(plan.arena_bytes) if plan.scratch else None
         self._consts, self._sizes = consts, sizes
-        if buffers is None:
+        if arena is not None:
+            def call(leaves):
+                w = arena.take()
+                try:
+                    return entry(*leaves, *consts, *(buffers() if buffers else ()), w, *sizes)
+                finally:
+                    arena.give(w)
+        elif buffers is None:
             extra = consts + sizes
 
             def call(leaves):
@@ -267,7 +324,8 @@ class Program:
     def arguments(self, leaves) -> list:
         """Everything the entry takes, in order, for these leaves (what ``run`` passes)."""
         pooled = self.buffers() if self.buffers is not None else []
-        return [*leaves, *self._consts, *pooled, *self._sizes]
+        arena = [self.arena.take()] if self.arena is not None else []
+        return [*leaves, *self._consts, *pooled, *arena, *self._sizes]
 
     @property
     def sources(self) -> str:
