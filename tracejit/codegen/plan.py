@@ -161,7 +161,8 @@ class Plan:
         if checks:
             self.lines += [f"if {' or '.join(checks)}:", "    raise ArgumentMismatch()"]
         self._storage()
-        for self._group, g in enumerate(self.fusion.groups):
+        for i, g in enumerate(self.fusion.groups):
+            self._group = i          # buffer() notes which group writes each intermediate
             if g.kind == "alias":
                 (op,) = g.ops
                 for r, v in zip(op.results, op.operands):
