@@ -11,12 +11,10 @@ from __future__ import annotations
 import functools
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import numpy as np
 from numba import njit, prange

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .runtime import ADVISE_MIN_BYTES, HUGE_PAGE, MADV_HUGEPAGE
+
 ALIGN = 64          # bytes: a cache line, and the widest vector load
-HUGE = 1 << 21      # the x86-64 huge page
-HUGE_MIN = 1 << 22  # arenas this large are advised as huge pages (as runtime.advise_huge_pages)
-_MADV_HUGEPAGE = 14
 
 
 def _advise_huge_pages(addr: int, nbytes: int):
@@ -31,7 +30,7 @@ def _advise_huge_pages(addr: int, nbytes: int):
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.madvise(ctypes.c_void_p(addr), ctypes.c_size_t(nbytes), ctypes.c_int(_MADV_HUGEPAGE))
+        libc.madvise(ctypes.c_void_p(addr), ctypes.c_size_t(nbytes), ctypes.c_int(MADV_HUGEPAGE))
     except (OSError, AttributeError):
         pass                # advice only
 
@@ -64,12 +63,12 @@ class Arena:
         self._stash: list = []
 
     def _new(self) -> np.ndarray:
-        if self.nbytes >= HUGE_MIN:
+        if self.nbytes >= ADVISE_MIN_BYTES:
             # 2 MiB aligned and advised as huge pages: the kernels stream through tens of MB
-            raw = np.empty(self.nbytes + HUGE, np.uint8)
-            pad = -raw.ctypes.data % HUGE
+            raw = np.empty(self.nbytes + HUGE_PAGE, np.uint8)
+            pad = -raw.ctypes.data % HUGE_PAGE
             w = raw[pad:pad + self.nbytes]
-            _advise_huge_pages(w.ctypes.data, self.nbytes // HUGE * HUGE)
+            _advise_huge_pages(w.ctypes.data, self.nbytes // HUGE_PAGE * HUGE_PAGE)
             return w
         raw = np.empty(self.nbytes + ALIGN, np.uint8)
         pad = -raw.ctypes.data % ALIGN

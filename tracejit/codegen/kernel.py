@@ -617,11 +617,11 @@ class LoopKernel:
             lines += [f"for q in range({batch}):",
                       f"    for i in range({m}):",
                       f"        for j in range({n}):",
-                      f"            M[q, i, j] = 0",
+                      "            M[q, i, j] = 0",
                       f"        for kk in range({kdim}):",
-                      f"            x = A[q, i, kk]",
+                      "            x = A[q, i, kk]",
                       f"            for j in range({n}):",
-                      f"                M[q, i, j] += x * B[q, kk, j]"]
+                      "                M[q, i, j] += x * B[q, kk, j]"]
         return lines
 
 

@@ -10,7 +10,6 @@ and ``debug_print`` calls back into Python through ``numba.objmode``.
 """
 from __future__ import annotations
 
-import math
 import sys
 import warnings
 
@@ -18,12 +17,13 @@ import numpy as np
 from numba import from_dtype, types
 from numba.core.errors import NumbaPerformanceWarning
 
-from ..ir import Function, ops
+from ..ir import ops
 from ..ir.passes.fusion import Fusion
+from ..ir.passes.liveness import nbytes
 from . import cache
 from .arena import Arena, pack
 from .emitters import np_name
-from .kernel import KernelSpec, generate_kernel, is_scalar_constant
+from .kernel import KernelSpec, generate_kernel
 from .warm_load import load_cached
 
 # Iteration spaces of at least this many elements get a parallel (prange) kernel variant, used
@@ -97,7 +97,7 @@ class Plan:
         return self.names[v]
 
     def buffer(self, v) -> str:
-        if v in self._results and v.type.dtype.np.itemsize * math.prod(v.shape) >= POOL_MIN:
+        if v in self._results and nbytes(v) >= POOL_MIN:
             self.names[v] = name = f"r{len(self.pooled)}"
             self.pooled.append(v)
             return name
@@ -109,7 +109,7 @@ class Plan:
             # an intermediate: its bytes in the arena ``w`` (offset patched in by _pack)
             start = self.int_slot(0)
             self.scratch.append((v, self._group, len(self.ic) - 1))
-            end = f"{start} + {self.int_slot(v.type.dtype.np.itemsize * math.prod(v.shape))}"
+            end = f"{start} + {self.int_slot(nbytes(v))}"
             self.lines.append(f"{name} = w[{start}:{end}].view({np_name(v.dtype)})"
                               f".reshape({shape})")
         else:
@@ -145,7 +145,7 @@ class Plan:
             for v in g.inputs:
                 last[self._root(v)] = i
         spans = [(first, max(first, last.get(v, first)),
-                  v.type.dtype.np.itemsize * math.prod(v.shape))
+                  nbytes(v))
                  for v, first, _ in self.scratch]
         offsets, self.arena_bytes = pack(spans)
         for (_, _, slot), offset in zip(self.scratch, offsets):

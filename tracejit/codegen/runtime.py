@@ -62,9 +62,9 @@ def f2i32(x):
 # of an elementwise kernel). NumPy's allocator asks the kernel for transparent huge pages with
 # madvise(MADV_HUGEPAGE); generated code does the same for large buffers.
 
-_HUGE = 1 << 21               # 2 MiB, the x86-64 huge page
-_MADV_HUGEPAGE = 14
-_ADVISE_MIN_BYTES = 1 << 22   # below 4 MiB the faults are cheap and the syscall is not
+HUGE_PAGE = 1 << 21           # 2 MiB, the x86-64 huge page
+MADV_HUGEPAGE = 14
+ADVISE_MIN_BYTES = 1 << 22    # below 4 MiB the faults are cheap and the syscall is not
 
 
 @intrinsic
@@ -85,12 +85,12 @@ def _madvise(typingctx, addr, length, advice):
 @njit(inline="always")
 def advise_huge_pages(buf):
     nbytes = buf.size * buf.itemsize
-    if nbytes >= _ADVISE_MIN_BYTES:
+    if nbytes >= ADVISE_MIN_BYTES:
         addr = np.intp(buf.ctypes.data)
-        start = (addr + (_HUGE - 1)) & ~np.intp(_HUGE - 1)
-        end = (addr + nbytes) & ~np.intp(_HUGE - 1)
+        start = (addr + (HUGE_PAGE - 1)) & ~np.intp(HUGE_PAGE - 1)
+        end = (addr + nbytes) & ~np.intp(HUGE_PAGE - 1)
         if end > start:
-            _madvise(start, end - start, np.int32(_MADV_HUGEPAGE))
+            _madvise(start, end - start, np.int32(MADV_HUGEPAGE))
     return buf
 
 

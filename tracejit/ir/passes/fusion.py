@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import ops
-from ..graph import Function, Op, Value
+from ..graph import Function, Op
 from ..printer import print_function
 
 LOOP_CATEGORIES = ("elementwise", "layout")
