@@ -84,8 +84,13 @@ def arrays(t: TensorType, special_values: bool = False):
     return hnp.arrays(t.dtype.np, t.shape, elements=elements(t.dtype, special_values))
 
 
-def shapes(max_rank=3, max_dim=4, min_rank=0, min_dim=0):
-    return st.lists(st.integers(min_dim, max_dim), min_size=min_rank, max_size=max_rank).map(tuple)
+def shapes(max_rank=3, max_dim=4, min_rank=0, min_dim=0, unit_dims=False):
+    """Shapes; with ``unit_dims`` most dims are 1 or 0 (a batch of one, an empty batch): the
+    sizes where a broadcast size-1 dim and a loop index meet."""
+    dim = st.integers(min_dim, max_dim)
+    if unit_dims:
+        dim = st.sampled_from([d for d in (0, 1, 1, 1) if d >= min_dim]) | dim
+    return st.lists(dim, min_size=min_rank, max_size=max_rank).map(tuple)
 
 
 _NAMES = st.sampled_from(["x", "w", "p.w1", "b_2", "arg0", "arg1", "arg2", "inf", "nan", "_"])
@@ -130,7 +135,8 @@ class _Ctx:
         if not dts or min_rank > max(max_rank, int(nonempty)):
             return None
         shape = self.draw(shapes(max(max_rank, min_rank, int(nonempty)), self.cfg["max_dim"],
-                                 min_rank=max(min_rank, int(nonempty)), min_dim=int(nonempty)))
+                                 min_rank=max(min_rank, int(nonempty)), min_dim=int(nonempty),
+                                 unit_dims=self.cfg["unit_dims"]))
         return self.fresh(TensorType(as_dtype(self.draw(st.sampled_from(dts))), shape))
 
     def constant(self, t: TensorType, elems=None):
@@ -380,14 +386,17 @@ def _grow(c: _Ctx, n_ops: int):
 
 @st.composite
 def random_programs(draw, max_ops: int = 6, dtypes=ALL_DTYPES, allow=None, max_rank: int = 3,
-                    max_dim: int = 4, special_values: bool = True, locs: bool = True):
+                    max_dim: int = 4, special_values: bool = True, locs: bool = True,
+                    unit_dims: bool = False):
     """(Function, inputs): a verified random program and arrays it runs on.
 
     allow: op names to draw from (default: every op with a generator); dtypes: the dtypes
-    params, constants and converts use (ops may still produce bool or i64, e.g. eq, argmax).
+    params, constants and converts use (ops may still produce bool or i64, e.g. eq, argmax);
+    unit_dims: params' dims are mostly 1 or 0.
     """
     cfg = {"allow": set(GENERATORS) if allow is None else set(allow), "dtypes": tuple(dtypes),
-           "max_rank": max_rank, "max_dim": max_dim, "special": special_values, "locs": locs}
+           "max_rank": max_rank, "max_dim": max_dim, "special": special_values, "locs": locs,
+           "unit_dims": unit_dims}
     c = _Ctx(draw, Builder(draw(st.sampled_from(["main", "f", "<lambda>", "p.q"]))), cfg)
     c.pick()  # at least one param
     _grow(c, draw(st.integers(1, max_ops)))

@@ -91,6 +91,25 @@ def test_random_fused_chains_with_reductions_match_the_interpreter(program):
     _run_both(*program)
 
 
+# Reductions read back through broadcasts (layer norm, softmax) on dims of size 1 and 0.
+_ROW_OPS = ["add", "sub", "mul", "exp", "broadcast_in_dim", "reshape", "reduce_sum",
+            "reduce_max"]
+
+
+@settings(max_examples=20)
+@given(random_programs(max_ops=8, allow=_ROW_OPS, dtypes=("f32", "f64"), special_values=False,
+                       unit_dims=True))
+def test_random_programs_on_size_one_and_empty_dims_match_the_interpreter(program):
+    _run_both(*program)
+
+
+@pytest.mark.parametrize("shape", [(1, 10), (1, 1), (0, 4), (3, 1)])
+def test_a_batch_of_one_centres_rows_like_numpy(shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    got = tracejit.jit(lambda x: x - x.mean(axis=-1, keepdims=True))(x)
+    np.testing.assert_allclose(got, x - x.mean(axis=-1, keepdims=True), rtol=1e-6, atol=1e-6)
+
+
 def test_traced_model_code_matches_numpy():
     def f(x, w, b):
         h = np.maximum(x @ w + b, 0.0)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numba
 
 from ..ir import ops
-from ..ir.passes.fusion import REDUCTIONS, FusionGroup
+from ..ir.passes.fusion import REDUCTIONS, FusionGroup, same_index
 from ..ir.passes.fusion import index_map as fusion_index_map
 from . import emitters
 from .emitters import lit, np_name
@@ -194,10 +194,10 @@ class LoopKernel:
                 sub += ","
             return self.put(f"{self.array(v)}[{sub}]", self.is_inner(*idx))
         if op.opdef in REDUCTIONS:
-            assert idx == self.outer_idx, (op, idx)
+            assert same_index(idx, self.outer_idx, self.g.outer), (op, idx)
             return self.acc[op]
         if op is self.g.head:
-            assert idx == self.full, (op, idx)
+            assert same_index(idx, self.full, self.g.space), (op, idx)
             return self.put(f"mm[{', '.join(idx) or '()'}{',' if len(idx) == 1 else ''}]",
                             self.is_inner(*idx))
         if (op.opdef is ops.reshape and idx and op.operands[0] not in self.defined

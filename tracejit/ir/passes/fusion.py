@@ -22,7 +22,7 @@ constants) at its full index joins that group's epilogue, which then writes both
 pre-activation that the backward pass keeps runs in the matmul's pass over its output.
 
 Legality is checked by following index tuples from the group's outputs down to its inputs,
-symbolically (dims of F, ``0`` for a broadcast size-1 dim, ``?`` for anything computed): a
+symbolically (dims of F named ``d0, d1, ...``, ``0`` for a broadcast size-1 dim, ``?`` for anything computed): a
 reduction must be reached only at the outer index, a matmul only at the full index.
 """
 from __future__ import annotations
@@ -123,9 +123,18 @@ def index_map(op: Op, idx: tuple) -> tuple:
     return idx   # elementwise
 
 
+def same_index(idx: tuple, ref: tuple, shape: tuple) -> bool:
+    """Whether two symbolic indices of an array of ``shape`` name the same element: along a
+    size-1 dim every index is ``0`` (a batch of one reads its reduction through a broadcast
+    size-1 dim, named ``0``, and through the outer loop's own index)."""
+    return len(idx) == len(ref) and all(
+        a == b or n == 1 for a, b, n in zip(idx, ref, shape))
+
+
 def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
-    full = tuple(str(d) for d in range(len(g.space)))
-    outer = tuple(str(d) for d in range(len(g.space)) if d not in g.axes)
+    # Dims of F are named d0, d1, ...: never the literal 0 that a broadcast size-1 dim reads.
+    full = tuple(f"d{d}" for d in range(len(g.space)))
+    outer = tuple(f"d{d}" for d in range(len(g.space)) if d not in g.axes)
     requests: dict = {}
     for v in outputs:
         if v.shape == g.space:
@@ -137,13 +146,13 @@ def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
     for op in reversed(g.ops):
         wanted = requests.get(op.result, set()) if op.results else set()
         if op.opdef in REDUCTIONS:
-            if any(i != outer for i in wanted):
+            if not all(same_index(i, outer, g.outer) for i in wanted):
                 return False
             if op.operands[0] in inside:
                 requests.setdefault(op.operands[0], set()).add(full)
             continue
         if op is g.head:
-            if any(i != full for i in wanted):
+            if not all(same_index(i, full, g.space) for i in wanted):
                 return False
             continue
         for i in wanted:
@@ -193,7 +202,14 @@ class _Grouper:
             g.ops.append(op)
             g.operand_ops.append(op)
             self.group_of[op] = g
-            return g
+            # Every join is checked: an operand view that is also a result (a vjp residual)
+            # would be written over the matmul's space, not its own shape.
+            if self.check(g):
+                return g
+            g.ops.remove(op)
+            g.operand_ops.remove(op)
+            del self.group_of[op]
+            return None
         if any(u.opdef is ops.reshape and regroups(u) for u in users):
             return None
         saved = (g.kind, g.space, g.axes, g.head)
