@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-slow bench clean
 
 $(VENV)/.installed: setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,11 @@ demo: $(VENV)/.installed
 
 # Two workers (the CI machines have 2 cores); compiled kernels are shared through the disk cache.
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n 2 --durations=20
+	$(PY) -m pytest -q -n 2 --durations=20 -m "not slow"
+
+# The long tests: many more random programs, every model's compiled standalone vjp.
+test-slow: $(VENV)/.installed
+	$(PY) -m pytest -q -n 2 --durations=20 -m slow
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks

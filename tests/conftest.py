@@ -1,5 +1,8 @@
-"""Shared test settings. Hypothesis: no deadline (first calls compile), bounded examples."""
+"""Shared test settings. Hypothesis: no deadline (first calls compile), bounded examples.
+Tests run compiled code from the first call (untiered); tests/test_tiered.py tests the tiers."""
 import os
+
+os.environ.setdefault("TRACEJIT_TIERED", "0")   # before tracejit reads its config
 
 from hypothesis import HealthCheck, settings
 

@@ -146,6 +146,26 @@ def test_vjp_runs_the_forward_now_and_the_backward_later():
     np.testing.assert_allclose(cy, np.sin(x3) + 1)
 
 
+def test_standalone_vjp_of_a_reshape_feeding_a_matmul_is_initialised():
+    # The reshape is both the matmul's operand view and a residual of the forward program.
+    x = np.arange(24.).reshape(4, 2, 3)
+    w = np.ones((6, 5))
+    _, pull = tj.vjp(lambda x, w: x.reshape(4, 6) @ w, x, w)
+    gx, gw = pull(np.ones((4, 5)))
+    np.testing.assert_array_equal(gw, x.reshape(4, 6).T @ np.ones((4, 5)))
+    np.testing.assert_array_equal(gx, np.full((4, 2, 3), 5.0))
+
+
+def test_standalone_vjp_of_a_dot_of_two_slices_matches_numpy():
+    a = np.random.default_rng(0).standard_normal((4, 2))
+    _, pull = tj.vjp(lambda x: np.dot(x[:2], x[2:]), a)
+    ct = np.random.default_rng(1).standard_normal((2, 2))
+    expected = np.zeros_like(a)
+    expected[:2] = ct @ a[2:].T
+    expected[2:] = a[:2].T @ ct
+    np.testing.assert_allclose(pull(ct)[0], expected, rtol=1e-12)
+
+
 def test_vjp_inside_jit():
     def f(x, ct):
         _, pull = tj.vjp(np.sin, x)

@@ -226,6 +226,19 @@ def test_model_vjp_matches_finite_differences(name):
     check_vjp(f, *args)
 
 
+# Standalone vjp runs its split forward and backward programs compiled: a few models of
+# distinct structure here, every model in the slow suite (each compiles two programs).
+_COMPILED_VJP = {"mlp_relu_softmax_xent", "attention", "layer_norm", "conv1d",
+                 "pad_flip_transpose", "embedding_mean"}
+
+
+@pytest.mark.parametrize("name", [
+    n if n in _COMPILED_VJP else pytest.param(n, marks=pytest.mark.slow) for n in sorted(MODELS)])
+def test_model_standalone_compiled_vjp_matches_finite_differences(name):
+    f, *args = MODELS[name]
+    check_vjp(f, *args, backend="numba")
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_jvp_matches_finite_differences(name):
     f, *args = MODELS[name]

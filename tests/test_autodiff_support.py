@@ -2,6 +2,7 @@
 reports with (liveness, the forward/backward split)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -70,8 +71,10 @@ def check_grad(f, *args, rtol=RTOL, atol=ATOL, seed=0):
         assert_close(g, numeric_grad(fwd, args, i), rtol, atol, f"grad of argument {i}")
 
 
-def check_vjp(f, *args, rtol=RTOL, atol=ATOL, seed=1):
-    """tracejit.vjp's cotangents against central differences of the projected function."""
+def check_vjp(f, *args, rtol=RTOL, atol=ATOL, seed=1, backend="interpreter"):
+    """tracejit.vjp's cotangents against central differences of the projected function: inside
+    a trace (inlined, on the interpreter) and standalone on arrays, where the split forward and
+    backward programs run on ``backend``."""
     rng = np.random.default_rng(seed)
     ct = rng.standard_normal(np.shape(ijit(f)(*args)))
 
@@ -79,10 +82,23 @@ def check_vjp(f, *args, rtol=RTOL, atol=ATOL, seed=1):
         _, pull = tj.vjp(f, *args)
         return pull(ct)
 
-    cts = ijit(pulled)(tuple(args), ct)
+    inlined = ijit(pulled)(tuple(args), ct)
+    with _backend(backend):
+        standalone = pulled(args, ct)
     fwd = ijit(projected(f, ct))
     for i in float_positions(args):
-        assert_close(cts[i], numeric_grad(fwd, args, i), rtol, atol, f"vjp of argument {i}")
+        expected = numeric_grad(fwd, args, i)
+        assert_close(inlined[i], expected, rtol, atol, f"vjp of argument {i}")
+        assert_close(standalone[i], expected, rtol, atol, f"standalone vjp of argument {i}")
+
+
+@contextlib.contextmanager
+def _backend(name):
+    saved, tj.config.backend = tj.config.backend, name
+    try:
+        yield
+    finally:
+        tj.config.backend = saved
 
 
 def check_jvp(f, *args, rtol=RTOL, atol=ATOL, seed=2):

@@ -45,13 +45,13 @@ def _ill_conditioned(fn, inputs, expected) -> bool:
     return False
 
 
-def _run_both(fn, inputs):
+def _run_both(fn, inputs, backend="numba"):
     try:
         with np.errstate(all="ignore"):
             expected = interpret(fn, inputs)
     except (ValueError, IndexError):
         return   # the program itself fails in NumPy (e.g. int ** negative)
-    got = compile_function(fn, "numba")(inputs)
+    got = compile_function(fn, backend, tiered=False)(inputs)
     try:
         _same(expected, got)
     except AssertionError:
@@ -77,6 +77,19 @@ def test_random_programs_match_the_interpreter(program):
 @given(random_programs(max_ops=8, special_values=False))
 def test_many_random_programs_match_the_interpreter(program):
     _run_both(*program)
+
+
+@settings(max_examples=40)
+@given(random_programs(max_ops=8, special_values=False))
+def test_random_programs_on_the_numpy_first_tier_match_the_interpreter(program):
+    _run_both(*program, backend="numpy")
+
+
+@settings(max_examples=20)
+@given(random_programs(max_ops=8, special_values=False, unit_dims=True))
+def test_random_programs_on_size_one_dims_on_the_numpy_first_tier_match_the_interpreter(
+        program):
+    _run_both(*program, backend="numpy")
 
 
 _CHAINS = ["add", "sub", "mul", "div", "maximum", "minimum", "exp", "tanh", "neg", "abs",

@@ -5,6 +5,7 @@ The text form is also the save/load format, so a round trip must keep every valu
 """
 import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
@@ -194,3 +195,98 @@ def test_parameter_defined_twice_is_a_parse_error():
 def test_ill_typed_text_raises_verification_error(body):
     with pytest.raises(VerificationError):
         parse("func @f(%x: f32[2], %i: i32[2]) -> (f32[2]) {\n" + body)
+
+
+# -- hostile text: ParseError (or VerificationError), never another exception -----------------
+
+
+def _nested_calls(depth: int) -> str:
+    body = "func @g(%a: f32[]) -> (f32[]) {\n  return %a\n}"
+    for _ in range(depth):
+        body = ("func @g(%a: f32[]) -> (f32[]) {\n  %0 = call %a : f32[]\n  {\n" + body
+                + "\n  }\n  return %0\n}")
+    return body
+
+
+def test_nested_regions_within_the_limit_parse():
+    fn = parse(_nested_calls(20))
+    assert str(parse(str(fn))) == str(fn)
+
+
+@pytest.mark.parametrize("text", [
+    "func @f(%x: f32[" + "9" * 5000 + "]) -> (f32[2]) {\n  return %x\n}",
+    HEADER + "  %0 = constant value=" + "9" * 5000 + " : i64[]\n  return %x\n}",
+    HEADER + "  %0 = constant value=" + "[" * 10000 + " : i64[]\n  return %x\n}",
+    HEADER + "  %0 = constant value=" + "[" * 10000 + "]" * 10000 + " : i64[]\n  return %x\n}",
+    "func @f(%x: f32" + "[" * 10000 + ") -> (f32[2]) {\n  return %x\n}",
+    _nested_calls(10000),
+    HEADER + "  %0 = constant value=-nan : f32[]\n  return %x\n}",
+    HEADER + '  debug_print %x fmt="\\q"\n  return %x\n}',
+    HEADER + "  %0 = constant value=99999999999999999999 : i64[]\n  return %x\n}",
+    HEADER + '  %0 = constant value=base64"@@" : f32[40]\n  return %x\n}',
+    "",
+    "func",
+], ids=["5000-digit dim", "5000-digit literal", "10000 open brackets", "10000 brackets",
+        "10000 brackets in a type", "10000 nested regions", "-nan", "bad string escape",
+        "int beyond int64", "bad base64", "empty", "truncated"])
+def test_hostile_text_is_a_parse_error(text):
+    """5,000 digits exceeded Python's int-str limit (ValueError), deep nesting overflowed the
+    stack (RecursionError), -nan was an int() ValueError."""
+    with pytest.raises(ParseError, match=r"line \d+:"):
+        parse(text)
+
+
+def _fuzz_corpus() -> list[str]:
+    """Printed IR of a few functions: a region (checkpoint), strings (debug_print), a base64
+    constant (more than 32 elements), ints, bools, several results."""
+    import tracejit
+    table = np.linspace(0.0, 1.0, 40)
+
+    def f(x, w):
+        h = tracejit.checkpoint(lambda a: np.tanh(a @ w))(x)
+        tracejit.debug_print('h "{}"', h.sum())
+        return np.maximum(h, 0).mean(axis=1) + (x.sum() * table)[:5], x[np.array([0, 2])] > 0
+
+    def g(a, i):
+        return np.where(a > 0, a, -a)[i].astype(np.int32), np.argmax(a, axis=1)
+
+    return [str(tracejit.make_ir(f)(np.ones((5, 4)), np.ones((4, 3)))),
+            str(tracejit.make_ir(g)(np.ones((3, 4), np.float32), np.array([1, 0])))]
+
+
+def _mutate(text: str, rng) -> str:
+    alphabet = '[]{}(),:=%@#"-0123456789.e\nabcfi _x'
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(text) + 1)
+        r = rng.random()
+        if r < 0.3:
+            text = text[:i] + text[i + rng.randint(1, 5):]                  # delete
+        elif r < 0.6:
+            text = text[:i] + rng.choice(alphabet) + text[i:]               # insert
+        elif r < 0.8:
+            text = text[:i] + rng.choice(alphabet) + text[i + 1:]           # replace
+        else:
+            j = rng.randrange(len(text) + 1)                                # duplicate a span
+            a, b = sorted((i, j))
+            text = text[:a] + text[a:b] * 2 + text[b:]
+    return text
+
+
+def test_mutated_text_parses_or_raises_parse_or_verification_error():
+    import random
+    rng = random.Random(20240611)
+    corpus = _fuzz_corpus()
+    outcomes = {"parsed": 0, "ParseError": 0, "VerificationError": 0}
+    for _ in range(500):
+        text = _mutate(rng.choice(corpus), rng)
+        try:
+            fn = parse(text)
+        except (ParseError, VerificationError) as e:
+            outcomes[type(e).__name__] += 1
+            if isinstance(e, ParseError):
+                assert re.match(r"line \d+:", str(e)), (str(e), text)
+        else:
+            verify(fn)
+            assert str(parse(str(fn))) == str(fn)
+            outcomes["parsed"] += 1
+    assert outcomes["ParseError"] > 100 and outcomes["parsed"] > 5, outcomes

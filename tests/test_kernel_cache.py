@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tracejit
-from tracejit.codegen import cache
+from tracejit.codegen import cache, cache_folder
 
 SCRIPT = textwrap.dedent("""
     import numpy as np, tracejit
@@ -62,12 +62,18 @@ def test_a_new_batch_size_compiles_no_new_kernel():
 
 
 def test_clear_cache_empties_the_folder(tmp_path, monkeypatch):
+    """What tracejit wrote goes (tests/test_cache_safety.py: and nothing else)."""
     monkeypatch.setattr(tracejit.config, "cache_dir", str(tmp_path))
-    (tmp_path / cache.VERSION).mkdir()
-    (tmp_path / cache.VERSION / "x.py").write_text("")
+    version = tmp_path / cache.VERSION
+    (version / "__pycache__").mkdir(parents=True)
+    (version / cache_folder.MARKER).write_text("")
+    for name in ("_tracejit_k_0.py", "_tracejit_k_0.sums", ".tracejit-tmp-1",
+                 "__pycache__/_tracejit_k_0.ser-1.py311.nbi",
+                 "__pycache__/_tracejit_k_0.ser-1.py311.1.nbc"):
+        (version / name).write_text("")
     (tmp_path / "keep.txt").write_text("not ours")
     tracejit.clear_cache(memory=False)
-    assert not (tmp_path / cache.VERSION).exists()
+    assert not version.exists()
     assert (tmp_path / "keep.txt").exists()
 
 

@@ -224,3 +224,22 @@ def test_one_jitted_step_with_a_module_equals_grad_then_update_eagerly_and_train
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     assert losses[-1] < 0.5 * losses[0]
     assert step.trace_count == 1
+
+
+def test_a_jitted_training_step_on_a_batch_of_one_matches_the_interpreter():
+    rng = np.random.default_rng(1)
+    model = TinyMLP(rng)
+    x = rng.standard_normal((1, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 1)
+    opt = optim.SGD(lr=0.1)
+
+    def step(m, state, x, y):
+        loss, grads = tracejit.value_and_grad(lambda m: F.cross_entropy(m(x), y))(m)
+        m, state = opt.update(grads, state, m)
+        return m, state, loss
+
+    compiled = tracejit.jit(step)(model, opt.init(model), x, y)
+    reference = tracejit.jit(step, backend="interpreter")(model, opt.init(model), x, y)
+    np.testing.assert_allclose(compiled[2], reference[2], rtol=1e-5)
+    for a, b in zip(compiled[0].parameters(), reference[0].parameters()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

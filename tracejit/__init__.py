@@ -10,7 +10,7 @@
 from . import ir
 from .autodiff import (checkpoint, custom_vjp, grad, jacfwd, jacrev, jvp, value_and_grad,
                        vjp)
-from .codegen.cache import clear_cache
+from .codegen.cache import CacheWarning, clear_cache
 from .config import config
 from .debugging import debug_print
 from .tracer import (ConcretizationError, EscapedTracerError, RetraceWarning, Tracer,
@@ -22,4 +22,19 @@ __version__ = "0.1.0"
 __all__ = ["ir", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
            "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
-           "checkpoint", "custom_vjp", "debug_print", "clear_cache"]
+           "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning"]
+
+# Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
+# so that ``import tracejit`` stays as fast for code that does not use them.
+_LAZY_SUBMODULES = ("nn", "optim")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

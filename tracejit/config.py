@@ -5,7 +5,10 @@ TRACEJIT_EXPLAIN_RETRACE=1    say which argument changed, and how, each time a f
 TRACEJIT_DUMP=ir,optimized,source   print these stages as each function is compiled
 TRACEJIT_CACHE_DIR=path       where compiled kernels are cached on disk
 TRACEJIT_RETRACE_WARN=8       warn once when a function has been traced this many times
-TRACEJIT_BACKEND=numba        the default backend of jit: numba, or interpreter (the reference)
+TRACEJIT_BACKEND=numba        the default backend of jit: numba, numpy (the first tier alone), or
+                              interpreter (the reference)
+TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
+                              0 waits for the compiled kernels before the first call returns
 """
 from __future__ import annotations
 
@@ -28,6 +31,8 @@ class Config:
     retrace_warn: int = field(default_factory=lambda: int(
         os.environ.get("TRACEJIT_RETRACE_WARN", "8")))
     backend: str = field(default_factory=lambda: os.environ.get("TRACEJIT_BACKEND", "numba"))
+    tiered: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_TIERED", "1").strip()
+                         .lower() not in ("0", "false", "no", "off"))
 
 
 config = Config()

@@ -30,11 +30,18 @@ class Lowered:
         """The generated source of every kernel and of the entry function ("numba" backend)."""
         return getattr(self._entry.program, "source", "# (interpreter backend: no source)")
 
+    @property
+    def tiers(self) -> str:
+        """Which tier runs the program's calls, and how long its kernels took to compile."""
+        describe = getattr(self._entry.program, "describe", None)
+        return describe() if describe is not None else "compiled before the first call"
+
     def as_text(self) -> str:
         return "\n\n".join(f"== {name} ==\n{text}" for name, text in self.stages().items())
 
     def stages(self) -> dict[str, str]:
-        return {"ir": self.ir, "optimized": self.optimized, "source": self.source}
+        return {"ir": self.ir, "optimized": self.optimized, "source": self.source,
+                "tiers": self.tiers}
 
     def __str__(self) -> str:
         return self.as_text()

@@ -14,12 +14,13 @@ import weakref
 import numpy as np
 
 from ..backend import compile_function
+from ..config import config
+from ..tracer.errors import call_error
 from ..tracer.jit import _leaf_key, jit
 from ..tracer.pytree import flatten, flatten_with_paths, unflatten
 from ..tracer.trace import current_trace
 from ..tracer.tracer import Tracer
-from ..tracer.tracing import trace
-from ..tracer.tracing import inline
+from ..tracer.tracing import _rename, inline, trace
 from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
@@ -37,9 +38,10 @@ def run(fn, inputs: list) -> list:
     """Inline fn into the enclosing trace, or run it compiled on concrete arrays."""
     if _inside_trace(inputs):
         return inline(fn, inputs)
-    program = _programs.get(fn)
+    by_backend = _programs.setdefault(fn, {})
+    program = by_backend.get(config.backend)
     if program is None:
-        program = _programs[fn] = compile_function(fn)
+        program = by_backend[config.backend] = compile_function(fn)
     return program(list(inputs))
 
 
@@ -61,6 +63,10 @@ class Transformed:
     def __init__(self, fn, traced, name: str):
         functools.update_wrapper(self, fn)
         traced.__name__ = traced.__qualname__ = name
+        try:    # jit's errors about an argument then name it as fn does (x, not args0)
+            traced.__signature__ = inspect.signature(fn)
+        except (TypeError, ValueError):
+            pass
         self._traced = traced
         self._jitted = jit(traced)
 
@@ -87,11 +93,45 @@ def _check_float(leaves, paths, indices, what):
         leaf = leaves[i]
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
         if np.dtype(dtype).kind != "f" or isinstance(leaf, bool):
-            raise TypeError(
-                f"tracejit.{what}: argument {paths[i] or '?'} has dtype {np.dtype(dtype)}; only "
-                "floating-point inputs have gradients (integer and bool inputs have none). "
-                "Differentiate with respect to other arguments (argnums=...), or convert it "
-                "to float first.")
+            name = paths[i] or "?"
+            python = isinstance(leaf, (bool, int)) or getattr(leaf, "_weak", False)
+            kind = (f"is a Python {'bool' if np.dtype(dtype).kind == 'b' else 'int'}"
+                    if python else f"has dtype {np.dtype(dtype)}")
+            raise call_error(
+                f"tracejit.{what}: argument {name} {kind}, but {what} needs float inputs: "
+                "only floating-point inputs have gradients (integer and bool inputs have "
+                "none).",
+                (f"pass a float: 3.0 instead of 3, or float({name})" if python else
+                 f"cast it with {name}.astype(np.float64) (or np.float32)")
+                + ", or differentiate with respect to other arguments (argnums=...).")
+
+
+def _check_scalar_output(out, what: str, has_aux: bool):
+    """The output of the function grad differentiates: one float scalar."""
+    aux = " (with has_aux=True: the first of the pair)" if has_aux else ""
+    leaves = flatten(out)[0]
+    if len(leaves) != 1:
+        kind = "None" if out is None else f"a {type(out).__name__} of {len(leaves)} values"
+        raise call_error(
+            f"tracejit.{what}: the function{aux} returned {kind}, but grad needs one float "
+            "scalar to differentiate.",
+            f"return only the value to differentiate; to return more, use {what}(f, "
+            "has_aux=True) and return (value, aux), or differentiate an indexed function, "
+            f"e.g. {what}(lambda x: f(x)[0]); tracejit.vjp handles any output.")
+    t = leaves[0]
+    shape = tuple(np.shape(t))
+    dtype = np.dtype(t.dtype) if hasattr(t, "dtype") else np.result_type(t)
+    if shape != ():
+        raise call_error(
+            f"tracejit.{what}: the function{aux} returned an array of shape {shape} "
+            f"({dtype}), but grad needs a scalar (shape ()).",
+            "reduce it to a scalar (.sum() or .mean()) or use tracejit.vjp for a non-scalar "
+            "output.")
+    if dtype.kind != "f":
+        raise call_error(
+            f"tracejit.{what}: the function{aux} returned a scalar of dtype {dtype}, but grad "
+            "needs a float output (integers have no gradient).",
+            "compute the output in floating point, e.g. with .astype(np.float64).")
 
 
 def _with_aux(fn, has_aux: bool, what: str):
@@ -99,8 +139,9 @@ def _with_aux(fn, has_aux: bool, what: str):
         out = fn(*args, **kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(f"tracejit.{what}(has_aux=True): the function must return a "
-                                f"pair (output, aux), got {type(out).__name__}")
+                raise call_error(f"tracejit.{what}(has_aux=True): the function must return a "
+                                 f"pair (output, aux), got {type(out).__name__}",
+                                 "return (value, aux), or drop has_aux=True")
             return out
         return out, None
     return body
@@ -109,19 +150,20 @@ def _with_aux(fn, has_aux: bool, what: str):
 def _value_and_grad_traced(fn, argnums, has_aux, what):
     names = _arg_names(fn)
 
+    def checked(*args, **kwargs):
+        out = _with_aux(fn, has_aux, what)(*args, **kwargs)
+        _check_scalar_output(out[0], what, has_aux)
+        return out
+
     def traced(*args, **kwargs):
         nums = _argnums(argnums, len(args))
         leaves, paths, _ = flatten_with_paths((args, kwargs))
         starts = np.cumsum([0] + [len(flatten(a)[0]) for a in args]).tolist()
         wrt = [i for n in nums for i in range(starts[n], starts[n + 1])]
-        _check_float(leaves, paths, wrt, what)
-        t = trace(_with_aux(fn, has_aux, what), args, kwargs, _name(fn), names)
+        _check_float(leaves, [_rename(p, names) for p in paths], wrt, what)
+        t = trace(checked, args, kwargs, _name(fn), names)
         f = t.function
         loss = f.results[0].type
-        if len(flatten(unflatten(t.out_tree, f.results)[0])[0]) != 1 or loss.shape != () \
-                or not loss.dtype.is_float:
-            raise TypeError(f"tracejit.{what}: the function must return a float scalar "
-                            f"(shape ()), got {loss}; for other outputs use tracejit.vjp")
         g = vjp_function(f, wrt, ct_results=[0])
         outs = run(g, leaves + list(t.captured) + [np.ones((), loss.dtype.np)])
         n = len(f.results)

@@ -154,6 +154,7 @@ class Plan:
     # -- groups -----------------------------------------------------------------------------
     def _build(self):
         self._results = set(self.fn.results)
+        self._params = set(self.fn.params)
         # Sizes live in ic, so the entry checks that its arguments have them (a few compares):
         # JittedFunction's fast path calls the last program it used without looking at shapes.
         checks = [f"p{i}.shape[{d}] != {self.int_slot(n)}"
@@ -173,10 +174,16 @@ class Plan:
                 self._reshape_view(g.ops[0])
             else:
                 self._kernel_call(g)
-        # A constant result is copied: the program's constant must not change when a caller
-        # writes into what it got back.
-        results = [self.array(r) + (".copy()" if self._is_constant(r) else "")
-                   for r in self.fn.results]
+        # Results are fresh arrays: one that would share memory with an argument, a constant
+        # (which must not change when a caller writes into it) or another result (CSE merged
+        # ``x * 2, x * 2``) is copied. jit restores identity where the user returned one
+        # object twice.
+        results, returned = [], set()
+        for r in self.fn.results:
+            root = self._root(r)
+            shared = root in self._params or self._is_constant(root) or root in returned
+            returned.add(root)
+            results.append(self.array(r) + (".copy()" if shared else ""))
         self.lines.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
         self._pack()
 
@@ -266,19 +273,22 @@ class Program:
         self.plan = plan
         self.function = plan.fn
         self.fusion = plan.fusion
-        mod = cache.load(plan.source, prefix="e")
-        self.entry = mod.entry
-        with warnings.catch_warnings():
-            # Advice about generated code (e.g. a BLAS call on a strided view) is ours to act
-            # on, not the user's: benchmarks/profile_plan.py is where it shows.
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            # a module's entry has one signature (its source says which)
-            if not self.entry.overloads and not load_cached(self.entry, plan.signature()):
-                self.entry.compile(plan.signature())
-        # Only the planned signature runs: other argument types raise TypeError, not a compile
-        # of the plan for types it was not traced with.
-        self.entry.disable_compile()
-        cache.seal([mod.__name__] + [m.__name__ for m in plan.modules])
+        # Programs of other functions (in other threads too) share this entry when their code
+        # is the same: one at a time checks, loads or compiles it, and closes it.
+        with cache.lock:
+            mod = cache.load(plan.source, prefix="e")
+            self.entry = mod.entry
+            sig = plan.signature()      # a module's entry has one (its source says which)
+            with warnings.catch_warnings():
+                # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
+                # act on, not the user's: benchmarks/profile_plan.py is where it shows.
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                if sig not in self.entry.overloads and not load_cached(self.entry, sig):
+                    self.entry.compile(sig)
+            # Only the planned signature runs: other argument types raise TypeError, not a
+            # compile of the plan for types it was not traced with.
+            self.entry.disable_compile()
+            cache.seal([mod, *plan.modules])
         consts = tuple(plan.const_arrays)
         sizes = (np.array(plan.fc, np.float64), np.array(plan.ic, np.int64))
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
@@ -337,30 +347,39 @@ class Program:
 
 class _ResultPool:
     """The buffers for a program's large results (see POOL_MIN): one per result, reused while
-    nothing outside holds it. ``sys.getrefcount`` is 3 for a buffer that only the pool, the
-    local name and the call's argument refer to; a caller's result or any view of it holds
-    another reference, and a new buffer is made. (Memory stays held between calls, as in a
+    nothing outside holds it. A caller's result, or any view of it (its ``base``), holds a
+    reference to the buffer; a buffer with more references than one that only the pool holds
+    is left to its holder and a new one is made. What ``sys.getrefcount`` reports for such a
+    buffer differs between CPython versions (3.14 borrows references on the stack), so it is
+    not assumed: it is measured on every call, on an array that only the pool holds, through
+    the same code (``_references``) as the buffers. (Memory stays held between calls, as in a
     caching allocator: one buffer per large result of each compiled program.)"""
 
     def __init__(self, values):
         self.specs = [(tuple(v.shape), v.type.dtype.np) for v in values]
         self.pool = [None] * len(values)
+        self._unheld = [np.empty(0)]      # referred to by this list only
 
     def __call__(self) -> list:
-        out = []
+        free = _references(self._unheld, 0)
+        pool = self.pool
         for i, (shape, dtype) in enumerate(self.specs):
-            b = self.pool[i]
-            if b is None or sys.getrefcount(b) > 3:
-                b = self.pool[i] = np.empty(shape, dtype)
-            out.append(b)
-        return out
+            if pool[i] is None or _references(pool, i) > free:
+                pool[i] = np.empty(shape, dtype)
+        return list(pool)
+
+
+def _references(items: list, i: int) -> int:
+    """``sys.getrefcount`` of ``items[i]`` as seen from here (the pool's one code path)."""
+    return sys.getrefcount(items[i])
 
 
 def compile_plan(fusion: Fusion) -> Program:
     from .blas import resolve_blas
     from .runtime import configure_threads, single_threaded_blas
-    configure_threads()
-    if any(g.kind == "matmul" for g in fusion.groups):
-        single_threaded_blas()
-        resolve_blas()
+    with cache.lock:                # once-per-process set-ups: finished before any program runs
+        configure_threads()
+        if any(g.kind == "matmul" for g in fusion.groups):
+            single_threaded_blas()
+            resolve_blas()
     return Program(Plan(fusion))

@@ -89,11 +89,16 @@ def _(op, group, par_min=None):
                    par_min=par_min)
 
 
-def _gather_index(s, x, idx_rank, axis):
+def _gather_index(s, x, idx_rank, axis, op):
     n = s(x.shape[axis])
     js = [f"j{axis + d}" for d in range(idx_rank)]
+    # The message names the user's line (so the source, and the cached kernel, differ per
+    # line for this one kind of kernel): the traced indices are only known here.
+    where = f" at {op.loc}" if op.loc else ""
+    msg = (f"tracejit: an index is out of bounds in indexing or np.take{where}: each index "
+           "must lie in [-n, n) for an axis of size n")
     return n, [f"t = a1[{_sub(js)}]", "if t < 0:", f"    t += {n}",
-               f"if t < 0 or t >= {n}:", "    raise IndexError('index out of bounds')"]
+               f"if t < 0 or t >= {n}:", f"    raise IndexError({msg!r})"]
 
 
 @template(ops.take)
@@ -103,7 +108,7 @@ def _(op, group):
     s = _Sizes()
     out = op.result.shape
     names = [f"j{d}" for d in range(len(out))]
-    _, check = _gather_index(s, x, r, axis)
+    _, check = _gather_index(s, x, r, axis, op)
     src = names[:axis] + ["t"] + names[axis + r:]
     body = _nest(names, [s(n) for n in out], check + [f"o0[{_sub(names)}] = a0[{_sub(src)}]"])
     return _finish(op, group, ["a0", "a1"], s, body)
@@ -116,7 +121,7 @@ def _(op, group):
     s = _Sizes()
     body = _copy_in(s, x.shape, lambda js: js)
     names = [f"j{d}" for d in range(upd.type.ndim)]
-    _, check = _gather_index(s, x, r, axis)
+    _, check = _gather_index(s, x, r, axis, op)
     dst = names[:axis] + ["t"] + names[axis + r:]
     add = f"o0[{_sub(dst)}] = o0[{_sub(dst)}] + a2[{_sub(names)}]"
     if x.dtype.is_bool:

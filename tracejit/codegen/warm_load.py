@@ -44,11 +44,14 @@ def _runtime_symbols(targetctx):
 
 def load_cached(dispatcher, sig: tuple) -> bool:
     """Add the overload for ``sig`` from the dispatcher's disk cache; False if it was not
-    loaded (the caller then compiles)."""
+    loaded (the caller then compiles). An overload the dispatcher already has is not added
+    again: two overloads of one signature make every later call fail as ambiguous."""
     cache = getattr(dispatcher, "_cache", None)
     if not _supported() or cache is None or not hasattr(cache, "_load_overload"):
         return False
     with global_compiler_lock:
+        if tuple(sig) in dispatcher.overloads:
+            return True
         try:
             _runtime_symbols(dispatcher.targetctx)
             cres = cache._load_overload(sig, dispatcher.targetctx)

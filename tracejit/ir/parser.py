@@ -1,4 +1,9 @@
-"""Parser of the printer's text form, so IR can be saved, loaded and written by hand in tests."""
+"""Parser of the printer's text form, so IR can be saved, loaded and written by hand in tests.
+
+The text may come from anywhere (a file, a bug report), so parsing never executes it and, on
+any malformed input, raises ParseError with a line (or VerificationError for well-formed but
+ill-typed IR): never a RecursionError, an int-conversion ValueError or an IndexError.
+"""
 from __future__ import annotations
 
 import json
@@ -9,10 +14,17 @@ from .graph import Function, Op, Value
 from .literals import array_from_text, parse_scalar
 from .registry import OPS, IRTypeError
 from .types import TensorType
+from .verifier import VerificationError
 
 
 class ParseError(ValueError):
     pass
+
+
+# Deeper nesting than the printer ever writes is malformed; the limits keep the recursive
+# descent far from Python's recursion limit.
+MAX_LITERAL_NESTING = 32
+MAX_REGION_NESTING = 64
 
 
 _TOKEN = re.compile(r"""
@@ -43,6 +55,7 @@ def _tokenize(text: str):
             line += 1
         elif kind != "space":
             out.append((kind, tok, line))
+            line += tok.count("\n")       # a string token may span lines
         pos = m.end()
     out.append(("eof", "", line))
     return out
@@ -52,6 +65,7 @@ class _Parser:
     def __init__(self, text: str):
         self.toks = _tokenize(text)
         self.i = 0
+        self.regions = 0        # nesting depth of regions being parsed
 
     # -- token helpers
     def peek(self, skip_newlines=True):
@@ -66,8 +80,13 @@ class _Parser:
 
     def next(self):
         tok = self.toks[self.i]
-        self.i += 1
+        if tok[0] != "eof":     # eof repeats rather than running off the end
+            self.i += 1
         return tok
+
+    @property
+    def line(self) -> int:
+        return self.toks[self.i][2]
 
     def expect(self, text=None, kind=None):
         tok = self.next()
@@ -95,28 +114,31 @@ class _Parser:
             kind, tok, line = self.expect(kind="number")
             if not tok.lstrip("-").isdigit():
                 raise ParseError(f"line {line}: expected an integer, got {tok!r}")
-            items.append(int(tok))
+            items.append(_number(tok, line))
             if not self.at("]"):
                 self.expect(",")
         self.expect("]")
         return tuple(items)
 
-    def parse_literal(self):
+    def parse_literal(self, depth=0):
         kind, tok, line = self.next()
         if kind == "number" or tok in ("true", "false", "nan", "inf"):
-            return parse_scalar(tok)
+            return _number(tok, line)
         if tok == "none":
             return None
         if kind == "string":
-            return json.loads(tok)
+            return _string(tok, line)
         if tok == "base64":
-            return ("base64", json.loads(self.expect(kind="string")[1]))
+            return ("base64", _string(self.expect(kind="string")[1], line))
         if kind == "ident" and dtypes.is_short_name(tok):
             return dtypes.from_short(tok)
         if tok == "[":
+            if depth >= MAX_LITERAL_NESTING:
+                raise ParseError(f"line {line}: attribute nested more than "
+                                 f"{MAX_LITERAL_NESTING} levels deep")
             items = []
             while not self.at("]"):
-                items.append(self.parse_literal())
+                items.append(self.parse_literal(depth + 1))
                 if not self.at("]"):
                     self.expect(",")
             self.expect("]")
@@ -129,7 +151,7 @@ class _Parser:
         header_line = self.toks[self.i][2]
         name = self.expect(kind="func")[1][1:]
         if name.startswith('"'):
-            name = json.loads(name)
+            name = _string(name, header_line)
         env: dict[str, Value] = {}
         params = []
         self.expect("(")
@@ -233,12 +255,17 @@ class _Parser:
             raise ParseError(f"line {line}: {e}") from None
         regions = []
         if opdef.num_regions:
+            if self.regions >= MAX_REGION_NESTING:
+                raise ParseError(f"line {line}: regions nested more than {MAX_REGION_NESTING} "
+                                 "levels deep")
+            self.regions += 1
             self.skip_newlines()
             self.expect("{")
             for _ in range(opdef.num_regions):
                 regions.append(self.parse_function())
             self.skip_newlines()
             self.expect("}")
+            self.regions -= 1
         op = Op(opdef, operands, attrs, types, loc, regions)
         for name, r in zip(lhs, op.results):
             if name in env:
@@ -247,12 +274,36 @@ class _Parser:
         return op
 
 
+def _string(tok: str, line: int) -> str:
+    """A string token's value (JSON, as the printer writes it: data, never code)."""
+    try:
+        return json.loads(tok)
+    except ValueError as e:
+        raise ParseError(f"line {line}: invalid string: {e}") from None
+
+
+def _number(tok: str, line: int):
+    """A number token's value; ones Python will not convert (5,000 digits, -nan) are errors."""
+    try:
+        return parse_scalar(tok)
+    except (ValueError, OverflowError):
+        digits = f"{len(tok)} characters" if len(tok) > 40 else repr(tok)
+        raise ParseError(f"line {line}: invalid number {digits}") from None
+
+
 def parse(text: str) -> Function:
     """Parse the text form printed by ``print(function)``; verifies the result."""
     from .verifier import verify
     p = _Parser(text)
-    fn = p.parse_function()
-    p.skip_newlines()
-    if p.peek()[0] != "eof":
-        raise ParseError(f"line {p.peek()[2]}: text after the function")
-    return verify(fn)
+    try:
+        fn = p.parse_function()
+        p.skip_newlines()
+        if p.peek()[0] != "eof":
+            raise ParseError(f"line {p.peek()[2]}: text after the function")
+        return verify(fn)
+    except (ParseError, VerificationError):
+        raise
+    except (ValueError, TypeError, OverflowError, IndexError, KeyError, RecursionError,
+            MemoryError) as e:
+        # A malformed input the checks above did not foresee: still a ParseError, located.
+        raise ParseError(f"line {p.line}: malformed IR ({type(e).__name__}: {e})") from None

@@ -105,6 +105,49 @@ def unsupported(what: str, hint: str = "") -> UnsupportedError:
     return UnsupportedError(msg)
 
 
+def array_conversion_error() -> TracerError:
+    """np.asarray of a traced value. Either the user wrote the conversion, or a NumPy function
+    was given a list of traced values (np.sum([a, b])): NumPy converts the list itself and never
+    asks tracejit, so the fix is to stack the values first."""
+    numpy_fn, frame = None, sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        if not frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
+            numpy_fn = frame.f_code.co_name      # the outermost NumPy frame: what was called
+        frame = frame.f_back
+    if numpy_fn is not None and not numpy_fn.startswith("_"):
+        return unsupported(f"np.{numpy_fn} of a list or tuple holding traced values (NumPy "
+                           "converts the list with np.asarray, which needs concrete values, "
+                           "before tracejit sees it)",
+                           f"stack the values into one array first: np.{numpy_fn}("
+                           "np.stack([a, b]), ...)")
+    return ConcretizationTypeError(
+        "Converting a traced value to a NumPy array (np.asarray, np.array, .tolist())",
+        user_location(),
+        "Inside a jitted function the value is already array-like: drop the conversion "
+        "(np.asarray or np.array around it), use .astype(dtype) to change its dtype, and "
+        "np.stack([a, b]) instead of np.array([a, b]) to build an array from traced values.")
+
+
+def numpy_error(exc_type: type, what: str, hint: str = "") -> Exception:
+    """A mistake NumPy rejects too (a shape, axis, index or overflow error found while tracing),
+    as the exception type NumPy raises, so ``except ValueError`` keeps working, plus the user's
+    line, which NumPy's own message cannot give because the error surfaces inside tracejit."""
+    loc = user_location()
+    msg = f"tracejit: {what}" + (f" at {loc.describe()}" if loc else "")
+    if hint:
+        msg += f"\nWhat to do: {hint}"
+    return exc_type(msg)        # AxisError's one-argument form takes the whole message too
+
+
+def call_error(what: str, hint: str, exc_type: type = TypeError) -> Exception:
+    """A call of a jitted or transformed function that cannot work: an argument that cannot be
+    traced (named by its path, ``x`` or ``params['w']``) or an output grad cannot use. Names the
+    user's call."""
+    loc = user_location()
+    return exc_type(what + (f"\n  in the call at {loc.describe()}" if loc else "")
+                    + f"\nWhat to do: {hint}")
+
+
 class ArgumentMismatch(Exception):
     """Raised by a compiled program whose arguments' shapes are not the ones it was planned
     for: JittedFunction's fast path called the wrong program and falls back to looking it up.

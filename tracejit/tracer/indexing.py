@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitives as P
-from .errors import unsupported
+from .errors import numpy_error, unsupported
 from .tracer import Tracer
 
 
@@ -22,29 +22,40 @@ def _is_array_index(k) -> bool:
     return False
 
 
+def _out_of_bounds(k, dim: int, n: int) -> IndexError:
+    return numpy_error(IndexError, f"index {k} is out of bounds for axis {dim} with size {n}",
+                       f"indices must lie in [-{n}, {n}); np.take(x, i, mode='clip' or 'wrap') "
+                       "brings them into range")
+
+
 def getitem(x: Tracer, key):
     if not isinstance(key, tuple):
         key = (key,)
     # Static boolean masks become integer indices; traced masks have a data-dependent shape.
     expanded = []
     for k in key:
+        if isinstance(k, (list, tuple)) and P._has_tracer(k):
+            k = P.lift(k, x._trace)       # x[[i, j]] with traced i, j: an index array
         if isinstance(k, Tracer) and k.dtype == np.bool_:
             raise unsupported("indexing with a traced boolean mask (its result size depends on "
                               "the data)", "use np.where(mask, x, 0) to keep the shape")
         if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
             expanded.extend(np.nonzero(np.asarray(k)))
         elif isinstance(k, Tracer) and not np.issubdtype(k.dtype, np.integer):
-            raise IndexError("arrays used as indices must be of integer type")
+            raise numpy_error(IndexError, "arrays used as indices must be of integer type, "
+                              f"got {k.dtype}", "convert the index with .astype(np.int64)")
         else:
             expanded.append(k)
     key = expanded
     n_ellipsis = sum(1 for k in key if k is Ellipsis)
     if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise numpy_error(IndexError, "an index can only have a single ellipsis ('...')",
+                          "keep one ... and spell the other axes out with :")
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consumed > x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, "
-                         f"but {consumed} were indexed")
+        raise numpy_error(IndexError, f"too many indices for array: array is "
+                          f"{x.ndim}-dimensional, but {consumed} were indexed",
+                          f"index at most {x.ndim} axes (check the shape {x.shape})")
     if n_ellipsis:
         i = next(i for i, k in enumerate(key) if k is Ellipsis)
         key = key[:i] + [slice(None)] * (x.ndim - consumed) + key[i + 1:]
@@ -74,20 +85,22 @@ def getitem(x: Tracer, key):
             out_shape.append(len(range(start, max(stop, start), step)))
         elif _is_int(k) and not advanced:
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+                raise _out_of_bounds(k, dim, n)
             k = k % n
             starts.append(k)
             stops.append(k + 1)
             steps.append(1)
         elif _is_int(k) or _is_array_index(k):
             if _is_int(k) and not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+                raise _out_of_bounds(k, dim, n)
             if not isinstance(k, Tracer):
                 arr = np.asarray(k)
                 if arr.size and not np.issubdtype(arr.dtype, np.integer):
-                    raise IndexError("arrays used as indices must be of integer type")
+                    raise numpy_error(IndexError, "arrays used as indices must be of integer "
+                                      f"type, got {arr.dtype}",
+                                      "convert the index with .astype(np.int64)")
                 if arr.size and (arr.min() < -n or arr.max() >= n):
-                    raise IndexError(f"index out of bounds for axis {dim} with size {n}")
+                    raise _out_of_bounds(arr[(arr < -n) | (arr >= n)].flat[0], dim, n)
                 k = arr.astype(np.int64)
             starts.append(0)
             stops.append(n)

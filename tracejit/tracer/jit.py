@@ -10,6 +10,7 @@ import collections
 import functools
 import inspect
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -26,16 +27,21 @@ class RetraceWarning(UserWarning):
 
 
 def _leaf_key(leaf):
+    """A leaf's part of the cache key. ``("other", type)`` sends the leaf to ``abstract_leaf``
+    when tracing, which refuses what cannot be traced: so ndarray subclasses (np.matrix, masked
+    arrays; np.memmap is a plain array) and ints beyond int64 must not share a plain key."""
     t = type(leaf)
     if t is np.ndarray:
         return (leaf.dtype, leaf.shape)
-    if t is float or t is int or t is bool:
+    if t is float or t is bool:
         return t
+    if t is int:
+        return t if -2**63 <= leaf < 2**63 else ("other", t)
     if isinstance(leaf, np.generic):
         return (leaf.dtype, ())
     if isinstance(leaf, Tracer):
         return None
-    if isinstance(leaf, np.ndarray):
+    if isinstance(leaf, np.memmap):
         return (leaf.dtype, leaf.shape)
     return ("other", t)
 
@@ -234,18 +240,27 @@ class CompiledEntry:
         self.traced = traced
         self.program = program
         self._out_tree = traced.out_tree
+        self._repeats = list(traced.repeats.items())
         self._scalar = [r.type.shape == () for r in traced.function.results]
         # One array result (the common case): skip the pytree rebuild on every call.
         self._single = traced.out_tree.kind == "leaf" and not self._scalar[0]
-        # The fastest call, for JittedFunction's last-used entry: no Python-side checks; it
-        # raises TypeError or ArgumentMismatch when the arguments do not fit (see plan.py).
-        guarded = getattr(program, "guarded", None)
-        if guarded is None:
-            self.guarded = None
-        elif self._single:
-            self.guarded = lambda args: guarded(args)[0]
-        else:
-            self.guarded = lambda args: self._rebuild(guarded(args))
+        self._guarded_of = self._guarded = None
+
+    @property
+    def guarded(self):
+        """The fastest call, for JittedFunction's last-used entry: no Python-side checks; it
+        raises TypeError or ArgumentMismatch when the arguments do not fit (see plan.py).
+        None while a tiered program still runs on NumPy."""
+        guarded = getattr(self.program, "guarded", None)
+        if guarded is not self._guarded_of:
+            self._guarded_of = guarded
+            if guarded is None:
+                self._guarded = None
+            elif self._single:
+                self._guarded = lambda args: guarded(args)[0]
+            else:
+                self._guarded = lambda args: self._rebuild(guarded(args))
+        return self._guarded
 
     def __call__(self, leaves):
         outs = self.program(leaves)
@@ -255,6 +270,8 @@ class CompiledEntry:
 
     def _rebuild(self, outs):
         outs = [o[()] if s else o for o, s in zip(outs, self._scalar)]
+        for i, j in self._repeats:
+            outs[i] = outs[j]
         return unflatten(self._out_tree, outs)
 
 
@@ -287,11 +304,13 @@ def _tree_changes(old, new, path: str) -> list[tuple[str, str]]:
 
 
 class JittedFunction:
-    def __init__(self, fn, static_argnums=None, static_argnames=None, backend=None):
+    def __init__(self, fn, static_argnums=None, static_argnames=None, backend=None,
+                 tiered=None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._sig = _Signature(fn, static_argnums, static_argnames)
         self._backend = backend
+        self._tiered = tiered
         self._cache: dict = {}
         self._fast: dict = {}
         self._last = None
@@ -299,6 +318,9 @@ class JittedFunction:
         self._changes: collections.Counter = collections.Counter()
         self._warned = False
         self.trace_count = 0
+        # Held while tracing/compiling and while _cache, _fast and _keys change, so threads
+        # making first calls at once trace once; the cached paths only read (lock-free).
+        self._lock = threading.RLock()
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -318,13 +340,18 @@ class JittedFunction:
             return self.fn(*_unwrap_self(args), **kwargs)
         if not kwargs:
             # Fastest path: the entry used last, for positional ndarray arguments. Its compiled
-            # code checks dtypes and shapes and raises if they are not its own.
+            # code checks dtypes and shapes and raises if they are not its own; the types are
+            # checked here, since Numba takes an ndarray subclass (np.matrix) as a plain array.
             last = self._last
             if last is not None:
-                try:
-                    return last(args)
-                except _NOT_THIS_ENTRY:
-                    pass
+                for a in args:
+                    if type(a) is not np.ndarray:
+                        break
+                else:
+                    try:
+                        return last(args)
+                    except _NOT_THIS_ENTRY:
+                        pass
             # Fast path: positional ndarray arguments only, keyed by their dtypes and shapes.
             entry = self._fast.get(tuple(map(_fast_leaf_key, args)))
             if entry is not None:
@@ -336,10 +363,14 @@ class JittedFunction:
             if any(type(leaf) is Tracer for leaf in leaves):
                 # Called inside another trace (grad, or an enclosing jit): trace through.
                 return self.fn(*_unwrap_self(args), **kwargs)
-            entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
+            with self._lock:
+                entry = self._cache.get(key)      # another thread may have compiled it
+                if entry is None:
+                    entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
         if (not kwargs and not static and len(leaves) == len(args)
                 and all(type(a) is np.ndarray for a in args)):
-            self._fast[tuple(map(_fast_leaf_key, args))] = entry
+            with self._lock:
+                self._fast[tuple(map(_fast_leaf_key, args))] = entry
             self._last = entry.guarded
         return entry(leaves)
 
@@ -351,8 +382,9 @@ class JittedFunction:
             a, k = self._sig.join(static, dyn_a, dyn_k)
             return self.fn(*a, **k)
 
+        statics = [(self._sig._name(k) if isinstance(k, int) else k, v) for k, v in static]
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
-                     names)
+                     names, statics)
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
         for i, (leaf_key, leaf) in enumerate(zip(key[2], leaves)):
@@ -373,7 +405,7 @@ class JittedFunction:
 
     def _make_program(self, traced: Traced):
         from ..backend import compile_function
-        return compile_function(traced.function, backend=self._backend)
+        return compile_function(traced.function, backend=self._backend, tiered=self._tiered)
 
     # -- retrace diagnostics ------------------------------------------------------------------
     def _note_retrace(self, key, dyn_args, dyn_kwargs):
@@ -429,25 +461,54 @@ class JittedFunction:
     def lower(self, *args, **kwargs):
         from ..lowered import Lowered
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
-        entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves, key)
+        with self._lock:
+            entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves,
+                                                          key)
         return Lowered(entry)
 
     def clear_cache(self):
-        self._cache.clear()
-        self._fast.clear()
-        self._last = None
-        self._keys.clear()
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+            self._last = None
+            self._keys.clear()
+
+    def wait_compiled(self):
+        """Wait until every signature traced so far runs compiled code (a tiered program's
+        background compile); returns self."""
+        for entry in list(self._cache.values()):
+            wait = getattr(entry.program, "wait", None)
+            if wait is not None:
+                wait()
+        return self
+
+    def stats(self) -> list[dict]:
+        """Per traced signature: the tier it runs on now, how many calls each tier ran, and
+        how long compiling took (None while it compiles, or for untiered programs)."""
+        out = []
+        for key, entry in list(self._cache.items()):
+            p = entry.program
+            tiered = hasattr(p, "calls")
+            out.append({"signature": [_describe_leaf_key(k) for k in key[2]],
+                        "tier": p.tier if tiered else "compiled",
+                        "calls": dict(p.calls) if tiered else None,
+                        "compile_seconds": p.compile_seconds if tiered else None})
+        return out
 
     @property
     def cache_size(self) -> int:
         return len(self._cache)
 
 
-def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None):
-    """Compile ``fn`` by tracing it; usable as ``@jit`` or ``@jit(static_argnums=...)``."""
+def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None, tiered=None):
+    """Compile ``fn`` by tracing it; usable as ``@jit`` or ``@jit(static_argnums=...)``.
+
+    ``tiered`` (default ``config.tiered``, env TRACEJIT_TIERED): a new signature's first calls
+    run on NumPy while its kernels compile in the background; ``tiered=False`` waits for the
+    compiled kernels before the first call returns (benchmarks, reproducible runs)."""
     if fn is None:
-        return lambda f: JittedFunction(f, static_argnums, static_argnames, backend)
-    return JittedFunction(fn, static_argnums, static_argnames, backend)
+        return lambda f: JittedFunction(f, static_argnums, static_argnames, backend, tiered)
+    return JittedFunction(fn, static_argnums, static_argnames, backend, tiered)
 
 
 def make_ir(fn, static_argnums=None, static_argnames=None):

@@ -5,11 +5,15 @@ fails loudly at trace time instead of computing something else.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import primitives as P
 from .einsum import einsum
-from .errors import unsupported
+from .errors import numpy_error, unsupported
+
+_OUT_HINT = "assign the result instead (y = {}(...)); in-place updates come later"
 
 UFUNCS = {
     np.add: P.add, np.subtract: P.subtract, np.multiply: P.multiply,
@@ -46,8 +50,9 @@ _UFUNC_REDUCE = {np.add: P.sum, np.multiply: P.prod, np.maximum: P.amax, np.mini
 
 def handle_ufunc(ufunc, method, inputs, kwargs):
     name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
-    if kwargs.get("out") is not None:
-        raise unsupported(f"{name}(..., out=...)", "assign the result instead: y = np.f(x)")
+    out = kwargs.get("out")     # NumPy passes a positional out here too, as a tuple
+    if any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+        raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
     allowed = ("out", "dtype") + (("axis", "keepdims") if method == "reduce" else ())
     extra = {k: v for k, v in kwargs.items() if k not in allowed}
     if extra:
@@ -81,24 +86,26 @@ def handle_ufunc(ufunc, method, inputs, kwargs):
 
 def _reduction(f):
     def g(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        if out is not None:
-            raise unsupported("out= in a reduction", "assign the result instead")
         _no_extra(f.__name__, kw, ("initial", "where"))
         return f(a, axis, keepdims, dtype)
     return g
 
 
-def _no_extra(name, kw, names):
+def _no_extra(name, kw, names, accepted=()):
+    """Refuse keywords in ``names`` that are given, and any other than ``accepted``."""
     bad = [k for k in names if kw.get(k, np._NoValue) is not np._NoValue and
            kw.get(k) is not None]
-    if bad or set(kw) - set(names):
-        raise unsupported(f"np.{name} with {sorted(set(bad) | (set(kw) - set(names)))}")
+    if bad or set(kw) - set(names) - set(accepted):
+        raise unsupported(f"np.{name} with "
+                          f"{sorted(set(bad) | (set(kw) - set(names) - set(accepted)))}")
 
 
 def _minmax(f):
     def g(a, axis=None, out=None, keepdims=False, **kw):
-        if out is not None:
-            raise unsupported("out= in a reduction", "assign the result instead")
+        if f in (P.amax, P.amin):
+            _no_extra(f.__name__, kw, ("where",), accepted=("initial",))
+            initial = kw.get("initial", np._NoValue)
+            return f(a, axis, keepdims, None if initial is np._NoValue else initial)
         _no_extra(f.__name__, kw, ("initial", "where"))
         return f(a, axis, keepdims)
     return g
@@ -139,13 +146,32 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
     return P.full(shape, np.asarray(fill_value, dtype=dtype or a.dtype), trace=a._trace)
 
 
-def _hstack(tup, **kw):
+def _joining(f):
+    """concatenate/stack/hstack/vstack with NumPy's ``dtype`` and ``casting``: the inputs are
+    cast first (dropping the keywords would return another dtype than NumPy)."""
+    def g(arrays, *args, dtype=None, casting="same_kind", **kw):
+        if dtype is not None:
+            arrays = [_cast(a, dtype, casting) for a in arrays]
+        return f(arrays, *args, **kw)
+    return g
+
+
+def _cast(a, dtype, casting):
+    src = P.abstract(a)[0].np
+    if not np.can_cast(src, np.dtype(dtype), casting):
+        raise numpy_error(TypeError, f"Cannot cast array data from {src!r} to "
+                          f"{np.dtype(dtype)!r} according to the rule {casting!r}",
+                          "pass casting='unsafe' or convert the inputs with .astype(...)")
+    return P.astype(a, dtype)
+
+
+def _hstack(tup):
     xs = [np.atleast_1d(x) if not hasattr(x, "_trace") else x for x in tup]
     xs = [P.reshape(x, (1,)) if P.lift(x).ndim == 0 else x for x in xs]
     return P.concatenate(xs, axis=0 if P.lift(xs[0]).ndim == 1 else 1)
 
 
-def _vstack(tup, **kw):
+def _vstack(tup):
     xs = [P.lift(x) for x in P.lift_all(*tup)]
     xs = [P.reshape(x, (1, -1)) if x.ndim <= 1 else x for x in xs]
     return P.concatenate(xs, axis=0)
@@ -172,7 +198,8 @@ def _split(ary, indices_or_sections, axis=0):
     n = x.shape[axis]
     if isinstance(indices_or_sections, (int, np.integer)):
         if n % indices_or_sections:
-            raise ValueError("array split does not result in an equal division")
+            raise numpy_error(ValueError, f"array split does not result in an equal division: "
+                              f"{n} into {indices_or_sections}", "use np.array_split")
         step = n // indices_or_sections
         bounds = list(range(0, n + 1, step))
     else:
@@ -293,7 +320,8 @@ def _diag(v, k=0):
     if x.ndim == 2:
         return _diagonal(x, k)
     if x.ndim != 1:
-        raise ValueError("Input must be 1- or 2-d.")
+        raise numpy_error(ValueError, f"np.diag: input must be 1- or 2-d, got shape "
+                          f"{x.shape}", "use np.diagonal for more dimensions")
     n = x.shape[0] + abs(k)
     on = P.equal(P.subtract(P.iota((n, n), 1, trace=x._trace),
                             P.iota((n, n), 0, trace=x._trace)), k)
@@ -309,9 +337,11 @@ def _trace_fn(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 def _select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
-        raise ValueError("list of cases must be same length as list of conditions")
+        raise numpy_error(ValueError, "list of cases must be same length as list of "
+                          "conditions", "give one choice per condition")
     if not condlist:
-        raise ValueError("select with an empty condition list is not possible")
+        raise numpy_error(ValueError, "select with an empty condition list is not possible",
+                          "give at least one condition")
     dtype = P.result_dtype(*choicelist, default)     # Python scalars weak, as in NumPy 2
     out = P.astype(P.lift(default, P._trace_of(*condlist, *choicelist)), dtype)
     for cond, choice in reversed(list(zip(condlist, choicelist))):
@@ -388,9 +418,9 @@ FUNCTIONS = {
     np.squeeze: lambda a, axis=None: P.squeeze(a, axis),
     np.expand_dims: P.expand_dims, np.broadcast_to: lambda a, shape, subok=False:
         P.broadcast_to(a, (shape,) if isinstance(shape, int) else shape),
-    np.concatenate: lambda arrays, axis=0, out=None, **kw: P.concatenate(arrays, axis),
-    np.stack: lambda arrays, axis=0, out=None, **kw: P.stack(arrays, axis),
-    np.hstack: _hstack, np.vstack: _vstack,
+    np.concatenate: _joining(lambda arrays, axis=0, out=None: P.concatenate(arrays, axis)),
+    np.stack: _joining(lambda arrays, axis=0, out=None: P.stack(arrays, axis)),
+    np.hstack: _joining(_hstack), np.vstack: _joining(_vstack),
     np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2),
     np.split: _split, np.flip: lambda m, axis=None: P.flip(m, axis),
     np.where: _where, np.clip: lambda a, a_min=None, a_max=None, out=None, **kw:
@@ -400,7 +430,8 @@ FUNCTIONS = {
     np.inner: lambda a, b: P.tensordot(a, b, ([-1], [-1])),
     np.tensordot: lambda a, b, axes=2: P.tensordot(a, b, axes),
     np.outer: lambda a, b, out=None: P.outer(a, b), np.einsum: einsum,
-    np.take: lambda a, indices, axis=None, out=None, mode="raise": P.take(a, indices, axis),
+    np.take: lambda a, indices, axis=None, out=None, mode="raise": P.take(a, indices, axis,
+                                                                         mode),
     np.take_along_axis: lambda arr, indices, axis: P.take_along_axis(arr, indices, axis),
     np.pad: lambda array, pad_width, mode="constant", **kw: P.pad(
         array, pad_width, mode, kw.get("constant_values", 0)),
@@ -436,10 +467,56 @@ def _round(a, decimals):
     return P.true_divide(P.rint(P.multiply(x, scale)), scale)
 
 
+def _name(func) -> str:
+    module = getattr(func, "__module__", "numpy") or "numpy"
+    return module.replace("numpy._core.", "np.").replace("numpy", "np") + "." + func.__name__
+
+
+# Where NumPy's signature cannot be read (C functions in some NumPy versions): the position of
+# ``out`` among the positional parameters.
+_OUT_POSITION_FALLBACK = {np.dot: 2, np.concatenate: 2}
+_out_positions: dict = {}
+
+
+def _out_position(func):
+    """``out``'s position (an index; -1 for keyword-only), or None if ``func`` has no ``out``."""
+    try:
+        return _out_positions[func]
+    except KeyError:
+        pass
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        pos = _OUT_POSITION_FALLBACK.get(func)
+    else:
+        names = [p.name for p in params]
+        pos = None
+        if "out" in names:
+            i = names.index("out")
+            positional = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                             for p in params[:i + 1])
+            pos = i if positional else -1
+    _out_positions[func] = pos
+    return pos
+
+
+def _check_no_out(func, args, kwargs):
+    """Every NumPy function with an ``out`` parameter refuses it: writing into an array is not
+    traced, and ignoring it would leave the user's array unchanged."""
+    pos = _out_position(func)
+    if pos is None:
+        return
+    given = kwargs.get("out") is not None or (pos >= 0 and len(args) > pos
+                                              and args[pos] is not None)
+    if given:
+        name = _name(func)
+        raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
+
+
 def handle_function(func, args, kwargs):
     fn = FUNCTIONS.get(func)
     if fn is None:
-        name = getattr(func, "__module__", "numpy").replace("numpy", "np") + "." + func.__name__
-        raise unsupported(f"the NumPy function {name}",
+        raise unsupported(f"the NumPy function {_name(func)}",
                           "write it with supported NumPy functions, or open an issue")
+    _check_no_out(func, args, kwargs)
     return fn(*args, **kwargs)

@@ -15,7 +15,7 @@ import numpy as np
 from ..ir import dtypes, ops
 from ..ir.dtypes import DType
 from ..ir import types as _types
-from .errors import unsupported, user_location
+from .errors import numpy_error, unsupported
 from .trace import Trace, check_alive, current_trace
 from .tracer import Tracer
 
@@ -45,8 +45,43 @@ def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
 def constant(value, dtype: DType | None = None, trace: Trace | None = None,
              weak=False) -> Tracer:
     trace = trace or current_trace()
-    arr = np.asarray(value, dtype=dtype.np if dtype else None)
+    try:
+        arr = np.asarray(value, dtype=dtype.np if dtype else None)
+    except OverflowError:
+        # The error NumPy raises for x + 2**70 with an integer x, with the user's line.
+        raise numpy_error(OverflowError, f"Python integer {_short(value)} out of bounds for "
+                          f"{dtype.name if dtype else 'int64'}",
+                          "use a float constant (e.g. 2.0**70) or keep integers within "
+                          "int64") from None
+    constant_dtype(arr.dtype)
     return emit(trace, ops.constant, [], weak=weak, value=arr)
+
+
+def constant_dtype(dtype: np.dtype) -> DType:
+    """The IR dtype of a constant's NumPy dtype: an array captured from the enclosing code or
+    made in traced code. Other dtypes would only fail later, inside the IR builder."""
+    try:
+        return dtypes.as_dtype(dtype)
+    except TypeError:
+        supported = ", ".join(d.name for d in dtypes.all_dtypes())
+        raise numpy_error(TypeError, f"an array or value of dtype {dtype} is used in traced "
+                          f"code; tracejit supports {supported}",
+                          "convert it with .astype(...) (object arrays: build them from "
+                          "numbers) before the jitted function uses it") from None
+
+
+def requested_dtype(dtype) -> DType:
+    """A dtype the traced code asks for (astype, dtype=...), or an error at the user's line."""
+    try:
+        return dtypes.as_dtype(dtype)
+    except TypeError as e:
+        raise numpy_error(TypeError, str(e), "use one of the supported dtypes") from None
+
+
+def _short(value) -> str:
+    if isinstance(value, int) and builtins.abs(value) >= 10**40:
+        return f"of {value.bit_length()} bits"
+    return repr(value)
 
 
 def lift(x, trace: Trace | None = None) -> Tracer:
@@ -61,7 +96,6 @@ def lift(x, trace: Trace | None = None) -> Tracer:
         kind = dtypes.weak_kind_of(x)
         return constant(x, dtypes.default_dtype_for_weak(kind), trace, weak=True)
     if isinstance(x, (np.ndarray, np.generic)):
-        dtypes.as_dtype(x.dtype)
         return constant(x, trace=trace)
     if isinstance(x, (list, tuple)):
         if _has_tracer(x):
@@ -105,10 +139,9 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
     try:
         return _types.broadcast_shapes(*shapes)
     except ValueError as e:
-        loc = user_location()
-        where = f" at {loc.describe()}" if loc else ""
-        raise ValueError(f"tracejit: operands could not be broadcast together: {e}{where}"
-                         ) from None
+        raise numpy_error(ValueError, f"operands could not be broadcast together: {e}",
+                          "aligned from the right, each pair of dimensions must be equal or "
+                          "one of them 1; add axes with x[:, None] or reshape") from None
 
 
 def convert(x: Tracer, dtype: DType, weak=False) -> Tracer:
@@ -124,10 +157,10 @@ def broadcast_to(x, shape) -> Tracer:
     shape = tuple(int(s) for s in shape)
     if x.shape == shape:
         return x
-    if len(shape) < x.ndim:
-        raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
-    if broadcast_shapes(x.shape, shape) != shape:
-        raise ValueError(f"cannot broadcast shape {x.shape} to {shape}")
+    if len(shape) < x.ndim or builtins.any(
+            n != 1 and n != m for n, m in zip(x.shape[::-1], shape[::-1])):
+        raise numpy_error(ValueError, f"cannot broadcast an array of shape {x.shape} to the "
+                          f"shape {shape}", "each dimension must be 1 or equal to the target's")
     # Drop the size-1 dims that grow, so the IR says exactly which dims are new.
     lead = len(shape) - x.ndim
     keep = [i for i, n in enumerate(x.shape) if n == shape[lead + i]]
@@ -148,7 +181,7 @@ def abstract(x) -> tuple[DType, bool]:
             return _sequence_dtype(x), False
         x = np.asarray(x)
     if isinstance(x, (np.ndarray, np.generic)):
-        return dtypes.as_dtype(x.dtype), False
+        return constant_dtype(x.dtype), False
     raise unsupported(f"an operand of type {type(x).__name__}",
                       "pass NumPy arrays, Python numbers or traced values")
 
@@ -168,7 +201,7 @@ def promote(*xs, dtype: DType | None = None) -> list[Tracer]:
         if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and _has_tracer(x)):
             ts.append(convert(lift(x, trace), target, weak))
         else:  # a constant: make it in the target dtype directly
-            ts.append(constant(np.asarray(x, dtype=target.np), trace=trace, weak=weak))
+            ts.append(constant(x, target, trace, weak))
     shape = broadcast_shapes(*(t.shape for t in ts))
     return [broadcast_to(t, shape) for t in ts]
 
@@ -195,8 +228,8 @@ def add(a, b):
 
 def subtract(a, b):
     if result_dtype(a, b).is_bool:
-        raise TypeError("numpy boolean subtract, the `-` operator, is not supported; "
-                        "use np.logical_xor or ^ instead")
+        raise numpy_error(TypeError, "numpy boolean subtract, the `-` operator, is not "
+                          "supported", "use np.logical_xor or ^ instead")
     return _binary(ops.sub, a, b)
 
 
@@ -315,7 +348,8 @@ def _bitwise(opdef, name):
     def f(a, b):
         d = result_dtype(a, b)
         if d.is_float:
-            raise TypeError(f"ufunc '{name}' not supported for floating-point inputs")
+            raise numpy_error(TypeError, f"ufunc '{name}' not supported for floating-point "
+                              "inputs", "use integer or bool arrays")
         return _binary(opdef, a, b, dtype=d)
     return f
 
@@ -403,8 +437,8 @@ def trunc(x):
 def negative(x):
     x = lift(x)
     if dt(x).is_bool:
-        raise TypeError("The numpy boolean negative, the `-` operator, is not supported, "
-                        "use the `~` operator or the logical_not function instead.")
+        raise numpy_error(TypeError, "the numpy boolean negative, the `-` operator, is not "
+                          "supported", "use the `~` operator or np.logical_not instead")
     return _unary(ops.neg, x)
 
 
@@ -440,7 +474,8 @@ def invert(x):
     if dt(x).is_bool:
         return logical_not(x)
     if dt(x).is_float:
-        raise TypeError("ufunc 'invert' not supported for floating-point inputs")
+        raise numpy_error(TypeError, "ufunc 'invert' not supported for floating-point "
+                          "inputs", "use integer or bool arrays")
     return bitwise_xor(x, np.asarray(-1, dt(x).np))
 
 
@@ -478,7 +513,7 @@ def clip(x, lo=None, hi=None):
 
 
 def astype(x, dtype) -> Tracer:
-    return convert(lift(x), dtypes.as_dtype(dtype))
+    return convert(lift(x), requested_dtype(dtype))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,7 +523,8 @@ def astype(x, dtype) -> Tracer:
 def normalize_axis(axis: int, ndim: int) -> int:
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim)
+        raise numpy_error(np.exceptions.AxisError, f"axis {axis} is out of bounds for array "
+                          f"of dimension {ndim}", f"use an axis in [-{ndim}, {ndim})")
     return axis % ndim
 
 
@@ -498,7 +534,8 @@ def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if isinstance(axis, (tuple, list)):
         axes = tuple(normalize_axis(a, ndim) for a in axis)
         if len(set(axes)) != len(axes):
-            raise ValueError("duplicate value in 'axis'")
+            raise numpy_error(ValueError, f"duplicate value in 'axis': {axis}",
+                              "name each axis once")
         return tuple(sorted(axes))
     return (normalize_axis(axis, ndim),)
 
@@ -509,15 +546,18 @@ def reshape(x, shape) -> Tracer:
         shape = (shape,)
     shape = [int(s) for s in shape]
     if shape.count(-1) > 1:
-        raise ValueError("can only specify one unknown dimension")
+        raise numpy_error(ValueError, f"can only specify one unknown dimension: reshape to "
+                          f"{tuple(shape)}", "give every size but one")
+    if builtins.any(s < -1 for s in shape):
+        raise numpy_error(ValueError, f"negative dimensions not allowed: reshape to "
+                          f"{tuple(shape)}", "sizes are >= 0, or -1 for one inferred size")
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or x.size % known:
-            raise ValueError(f"cannot reshape array of size {x.size} into shape "
-                             f"{tuple(shape)}")
+            raise _reshape_error(x, shape)
         shape[shape.index(-1)] = x.size // known
     if math.prod(shape) != x.size:
-        raise ValueError(f"cannot reshape array of size {x.size} into shape {tuple(shape)}")
+        raise _reshape_error(x, shape)
     if tuple(shape) == x.shape:
         return x
     if x._value.op is not None and x._value.op.opdef is ops.reshape:
@@ -528,13 +568,20 @@ def reshape(x, shape) -> Tracer:
     return emit(x._trace, ops.reshape, [x], weak=x._weak, shape=shape)
 
 
+def _reshape_error(x: Tracer, shape) -> ValueError:
+    return numpy_error(ValueError, f"cannot reshape array of size {x.size} (shape {x.shape}) "
+                       f"into shape {tuple(shape)}",
+                       "the new shape must have as many elements as the old one")
+
+
 def transpose(x, axes=None) -> Tracer:
     x = lift(x)
     if axes is None:
         axes = tuple(reversed(range(x.ndim)))
     axes = tuple(normalize_axis(a, x.ndim) for a in axes)
     if sorted(axes) != list(range(x.ndim)):
-        raise ValueError("axes don't match array")
+        raise numpy_error(ValueError, f"axes don't match array: axes {tuple(axes)} for an "
+                          f"array of shape {x.shape}", "give each axis exactly once")
     if axes == tuple(range(x.ndim)):
         return x
     return emit(x._trace, ops.transpose, [x], weak=x._weak, perm=axes)
@@ -565,8 +612,9 @@ def squeeze(x, axis=None):
     else:
         axes = normalize_axes(axis, x.ndim)
         if builtins.any(x.shape[a] != 1 for a in axes):
-            raise ValueError("cannot select an axis to squeeze out which has size not equal "
-                             "to one")
+            raise numpy_error(ValueError, "cannot select an axis to squeeze out which has "
+                              f"size not equal to one: axis {axis} of shape {x.shape}",
+                              "squeeze only axes of size 1, or call squeeze() without axis")
     return reshape(x, [n for i, n in enumerate(x.shape) if i not in axes])
 
 
@@ -582,6 +630,9 @@ def expand_dims(x, axis):
 
 
 def concatenate(xs, axis=0):
+    if len(xs) == 0:
+        raise numpy_error(ValueError, "need at least one array to concatenate",
+                          "pass a non-empty list of arrays")
     xs = lift_all(*xs)
     if axis is None:
         xs = [reshape(x, (-1,)) for x in xs]
@@ -589,17 +640,40 @@ def concatenate(xs, axis=0):
     target = result_dtype(*xs)
     xs = [convert(x, target) for x in xs]
     if builtins.any(x.ndim == 0 for x in xs):
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
+        raise numpy_error(ValueError, "zero-dimensional arrays cannot be concatenated",
+                          "make them 1-D first, e.g. np.atleast_1d(x) or x[None]")
     axis = normalize_axis(axis, xs[0].ndim)
+    for i, x in enumerate(xs[1:], 1):
+        if x.ndim != xs[0].ndim:
+            raise numpy_error(ValueError, "all the input arrays must have same number of "
+                              f"dimensions, but the array at index 0 has {xs[0].ndim} "
+                              f"dimension(s) and the array at index {i} has {x.ndim} "
+                              f"dimension(s) (shapes {xs[0].shape} and {x.shape})",
+                              "give them the same number of dimensions (x[None], reshape) or "
+                              "use np.hstack / np.stack")
+        for d, (n, m) in enumerate(zip(xs[0].shape, x.shape)):
+            if d != axis and n != m:
+                raise numpy_error(ValueError, "all the input array dimensions except for the "
+                                  f"concatenation axis must match exactly, but along "
+                                  f"dimension {d}, the array at index 0 has size {n} and the "
+                                  f"array at index {i} has size {m} (shapes {xs[0].shape} and "
+                                  f"{x.shape}, axis={axis})",
+                                  "check the shapes and the axis (axis=-1 joins the last one)")
     if len(xs) == 1:
         return xs[0]
     return emit(xs[0]._trace, ops.concatenate, xs, axis=axis)
 
 
 def stack(xs, axis=0):
+    if len(xs) == 0:
+        raise numpy_error(ValueError, "need at least one array to stack",
+                          "pass a non-empty list of arrays")
     xs = lift_all(*xs)
     if len({x.shape for x in xs}) != 1:
-        raise ValueError("all input arrays must have the same shape")
+        raise numpy_error(ValueError, "all input arrays must have the same shape, got "
+                          + ", ".join(str(x.shape) for x in xs),
+                          "np.stack adds a new axis; to join along an existing one, use "
+                          "np.concatenate")
     axis = normalize_axis(axis, xs[0].ndim + 1)
     return concatenate([expand_dims(x, axis) for x in xs], axis)
 
@@ -655,7 +729,7 @@ def _reduce(opdef, x, axis, keepdims):
 
 def _accumulator(x: Tracer, dtype) -> DType:
     if dtype is not None:
-        return dtypes.as_dtype(dtype)
+        return requested_dtype(dtype)
     d = dt(x)
     return dtypes.int64 if (d.is_bool or d.is_int) else d
 
@@ -677,7 +751,7 @@ def _count(x: Tracer, axis) -> int:
 
 def mean(x, axis=None, keepdims=False, dtype=None):
     x = lift(x)
-    d = dtypes.as_dtype(dtype) if dtype is not None else (
+    d = requested_dtype(dtype) if dtype is not None else (
         dt(x) if dt(x).is_float else dtypes.float64)
     s = sum(convert(x, d, x._weak), axis, keepdims)
     return true_divide(s, np.asarray(_count(x, axis), d.np))
@@ -695,24 +769,61 @@ def std(x, axis=None, keepdims=False, ddof=0):
     return sqrt(var(x, axis, keepdims, ddof))
 
 
-def amax(x, axis=None, keepdims=False):
-    return _reduce(ops.reduce_max, x, axis, keepdims)
+def _extremum(opdef, name, x, axis, keepdims, initial):
+    """max/min; ``initial`` joins every reduction (NumPy's way to give empty axes a value)."""
+    x = lift(x)
+    axes = normalize_axes(axis, x.ndim)
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        if initial is None:
+            raise numpy_error(ValueError, f"zero-size array to reduction operation {name} "
+                              f"which has no identity (np.{name[:3]} over an empty axis of an "
+                              f"array of shape {x.shape})",
+                              f"give empty axes a value with np.{name[:3]}(x, initial=...), "
+                              "or check the shape")
+        shape = [1 if i in axes else n for i, n in enumerate(x.shape)] if keepdims else [
+            n for i, n in enumerate(x.shape) if i not in axes]
+        return full(shape, convert(lift(initial, x._trace), dt(x)))
+    out = _reduce(opdef, x, axis, keepdims)
+    if initial is None:
+        return out
+    pick = maximum if opdef is ops.reduce_max else minimum
+    return pick(out, convert(lift(initial, x._trace), dt(x)))
 
 
-def amin(x, axis=None, keepdims=False):
-    return _reduce(ops.reduce_min, x, axis, keepdims)
+def amax(x, axis=None, keepdims=False, initial=None):
+    return _extremum(ops.reduce_max, "maximum", x, axis, keepdims, initial)
+
+
+def amin(x, axis=None, keepdims=False, initial=None):
+    return _extremum(ops.reduce_min, "minimum", x, axis, keepdims, initial)
+
+
+def _all_any(opdef, empty_value, x, axis, keepdims):
+    x = to_bool(x)
+    axes = normalize_axes(axis, x.ndim)
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        # np.all of nothing is True and np.any of nothing False; reduce_min/max have no identity
+        shape = [1 if i in axes else n for i, n in enumerate(x.shape)] if keepdims else [
+            n for i, n in enumerate(x.shape) if i not in axes]
+        return full(shape, np.bool_(empty_value), trace=x._trace)
+    return _reduce(opdef, x, axis, keepdims)
 
 
 def all(x, axis=None, keepdims=False):
-    return _reduce(ops.reduce_min, to_bool(x), axis, keepdims)
+    return _all_any(ops.reduce_min, True, x, axis, keepdims)
 
 
 def any(x, axis=None, keepdims=False):
-    return _reduce(ops.reduce_max, to_bool(x), axis, keepdims)
+    return _all_any(ops.reduce_max, False, x, axis, keepdims)
 
 
 def _arg(opdef, x, axis, keepdims):
     x = lift(x)
+    empty = x.size == 0 if axis is None else x.shape[normalize_axis(axis, x.ndim)] == 0
+    if empty:
+        raise numpy_error(ValueError, f"attempt to get {opdef.name} of an empty sequence "
+                          f"(an axis of size 0 in an array of shape {x.shape})",
+                          "check the shape: an empty axis has no largest or smallest element")
     if axis is None:
         out = emit(x._trace, opdef, [reshape(x, (-1,))], axis=0)
         return reshape(out, (1,) * x.ndim) if keepdims else out
@@ -733,10 +844,12 @@ def argmin(x, axis=None, keepdims=False):
 # Contractions
 
 
-def matmul(a, b):
+def matmul(a, b, _name="matmul"):
     a, b = lift_all(a, b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: Input operand does not have enough dimensions")
+        raise numpy_error(ValueError, f"matmul: Input operand {0 if a.ndim == 0 else 1} does "
+                          f"not have enough dimensions (shapes {a.shape} @ {b.shape})",
+                          "multiply by a scalar with * instead")
     target = result_dtype(a, b)
     if target.is_bool:
         raise unsupported("matmul of bool arrays", "convert them to a numeric dtype")
@@ -744,8 +857,15 @@ def matmul(a, b):
     a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b2.shape[-2]} is different from {a2.shape[-1]})")
+        what = (f"shapes {a.shape} and {b.shape} not aligned: {a2.shape[-1]} (dim "
+                f"{a.ndim - 1}) != {b2.shape[-2]} (dim {builtins.max(b.ndim - 2, 0)})"
+                if _name == "dot" else
+                f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size "
+                f"{b2.shape[-2]} is different from {a2.shape[-1]}): shapes {a.shape} @ "
+                f"{b.shape}")
+        raise numpy_error(ValueError, what, "the left operand's last dimension must equal the "
+                          "right operand's second-to-last (its only one if 1-D); check the "
+                          "shapes, or transpose one operand (x.T)")
     batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     a2 = broadcast_to(a2, batch + a2.shape[-2:])
     b2 = broadcast_to(b2, batch + b2.shape[-2:])
@@ -763,7 +883,7 @@ def dot(a, b):
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.ndim <= 2 and b.ndim <= 2:
-        return matmul(a, b)
+        return matmul(a, b, _name="dot")
     # N-d dot: contract a's last axis with b's second-to-last.
     return tensordot(a, b, axes=([a.ndim - 1], [builtins.max(b.ndim - 2, 0)]))
 
@@ -771,6 +891,10 @@ def dot(a, b):
 def tensordot(a, b, axes=2):
     a, b = lift_all(a, b)
     if isinstance(axes, (int, np.integer)):
+        if not 0 <= axes <= builtins.min(a.ndim, b.ndim):
+            raise numpy_error(ValueError, f"tensordot: axes={axes} for shapes {a.shape} and "
+                              f"{b.shape}", "axes must be at most the smaller number of "
+                              "dimensions")
         ax_a = list(range(a.ndim - axes, a.ndim))
         ax_b = list(range(axes))
     else:
@@ -778,6 +902,11 @@ def tensordot(a, b, axes=2):
                       [axes[1]] if np.isscalar(axes[1]) else list(axes[1]))
         ax_a = [normalize_axis(i, a.ndim) for i in ax_a]
         ax_b = [normalize_axis(i, b.ndim) for i in ax_b]
+    if len(ax_a) != len(ax_b) or builtins.any(a.shape[i] != b.shape[j]
+                                               for i, j in zip(ax_a, ax_b)):
+        raise numpy_error(ValueError, f"shape-mismatch for sum: contracting axes {ax_a} of "
+                          f"shape {a.shape} with axes {ax_b} of shape {b.shape}",
+                          "the contracted dimensions must have equal sizes")
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [i for i in range(b.ndim) if i not in ax_b]
     k = math.prod(a.shape[i] for i in ax_a)
@@ -790,16 +919,56 @@ def outer(a, b):
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
-def take(x, indices, axis=None):
+def take(x, indices, axis=None, mode="raise"):
+    """np.take. mode="raise" checks constant indices now and traced ones when the program
+    runs; "clip" and "wrap" bring every index into range first, as NumPy does."""
     x = lift(x)
+    if mode not in ("raise", "clip", "wrap"):
+        raise numpy_error(ValueError, f"np.take: mode must be 'raise', 'clip' or 'wrap', got "
+                          f"{mode!r}", "pass one of those modes")
     idx = lift(indices, x._trace)
     if not dt(idx).is_int:
-        raise TypeError("take indices must be integers")
+        raise numpy_error(IndexError, f"np.take: indices must be integers, got {idx.dtype}",
+                          "convert them with .astype(np.int64)")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
-    idx = wrap_index(idx, x.shape[axis])
+    n = x.shape[axis]
+    if n == 0 and idx.size:
+        raise numpy_error(IndexError, f"cannot do a non-empty take from an empty axis (axis "
+                          f"{axis} of shape {x.shape})", "check the shape of the array")
+    idx = convert(idx, dtypes.int64)
+    if mode == "clip":          # negative indices clip to 0: they do not count from the end
+        idx = clip(idx, np.int64(0), np.int64(n - 1))
+    elif mode == "wrap":
+        idx = remainder(idx, np.int64(n))
+    else:
+        # The take op itself counts negative indices from the end and fails on the others.
+        known = constant_value(idx)
+        if known is not None:
+            check_bounds(known, n, axis)
     return emit(x._trace, ops.take, [x, idx], weak=x._weak, axis=axis)
+
+
+def constant_value(x: Tracer) -> np.ndarray | None:
+    """The value of a Tracer made by a constant op (through broadcasts and converts)."""
+    op = x._value.op
+    while op is not None and op.opdef in (ops.broadcast_in_dim, ops.convert, ops.reshape):
+        op = op.operands[0].op
+    if op is None or op.opdef is not ops.constant:
+        return None
+    return np.asarray(op.attrs["value"])
+
+
+def check_bounds(indices: np.ndarray, n: int, axis: int) -> None:
+    """Constant indices out of range fail at trace time, at the user's line."""
+    if indices.size:
+        bad = indices[(indices < -n) | (indices >= n)]
+        if bad.size:
+            raise numpy_error(IndexError, f"index {bad.flat[0]} is out of bounds for axis "
+                              f"{axis} with size {n}",
+                              "indices must lie in [-n, n); np.take(..., mode='clip' or "
+                              "'wrap') brings them into range")
 
 
 def wrap_index(idx: Tracer, n: int) -> Tracer:
@@ -808,10 +977,16 @@ def wrap_index(idx: Tracer, n: int) -> Tracer:
     return where(less(idx, 0), add(idx, np.int64(n)), idx)
 
 
-def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int]) -> Tracer:
+def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int],
+                  in_range: list[bool] | None = None) -> Tracer:
     """x[..., i0, ..., i1, ...] with index arrays on ``axes`` (broadcast together) and full
     slices elsewhere; the indexed axes are replaced by the broadcast index shape, placed where
     the first indexed axis was. Works by merging the indexed axes into one and taking along it.
+
+    A traced index outside [-n, n) of its axis must fail as in NumPy, but in the merged
+    (linear) index it could land on another element; so such positions get the index
+    ``merged``, which the take op rejects when the program runs. Constant indices are checked
+    now; ``in_range[k]`` marks index arrays known to be in range (iotas).
     """
     shape = broadcast_shapes(*(i.shape for i in index_arrays))
     first = axes[0]
@@ -821,14 +996,28 @@ def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int]) -> Tra
     merged = math.prod(x.shape[a] for a in axes)
     xt = reshape(xt, [x.shape[a] for a in rest[:first]] + [merged]
                  + [x.shape[a] for a in rest[first:]])
-    linear = None
+    in_range = in_range or [False] * len(index_arrays)
+    linear = valid = None
     stride = 1
-    for idx, a in reversed(list(zip(index_arrays, axes))):
-        term = wrap_index(broadcast_to(idx, shape), x.shape[a])
+    for idx, a, known in reversed(list(zip(index_arrays, axes, in_range))):
+        n = x.shape[a]
+        idx = convert(broadcast_to(idx, shape), dtypes.int64)
+        value = constant_value(idx)
+        if value is not None:
+            check_bounds(value, n, a)
+        if len(index_arrays) == 1:
+            linear = idx        # the take op counts negatives from the end, rejects the rest
+            break
+        term = wrap_index(idx, n)
+        if value is None and not known:
+            ok = logical_and(greater_equal(term, np.int64(0)), less(term, np.int64(n)))
+            valid = ok if valid is None else logical_and(valid, ok)
         if stride != 1:
             term = multiply(term, np.int64(stride))
         linear = term if linear is None else add(linear, term)
-        stride *= x.shape[a]
+        stride *= n
+    if valid is not None:
+        linear = where(valid, linear, np.int64(merged))
     return emit(x._trace, ops.take, [xt, linear], weak=x._weak, axis=first)
 
 
@@ -839,13 +1028,15 @@ def take_along_axis(x, indices, axis):
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
     if idx.ndim != x.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+        raise numpy_error(ValueError, "`indices` and `arr` must have the same number of "
+                          f"dimensions (shapes {idx.shape} and {x.shape})",
+                          "add size-1 axes to the indices, e.g. indices[:, None]")
     shape = broadcast_shapes(tuple(1 if i == axis else n for i, n in enumerate(x.shape)),
                              tuple(1 if i == axis else n for i, n in enumerate(idx.shape)))
     shape = tuple(idx.shape[i] if i == axis else n for i, n in enumerate(shape))
     arrays = [iota(shape, d, trace=x._trace) if d != axis else broadcast_to(idx, shape)
               for d in range(x.ndim)]
-    return gather_linear(x, arrays, list(range(x.ndim)))
+    return gather_linear(x, arrays, list(range(x.ndim)), [d != axis for d in range(x.ndim)])
 
 
 def full(shape, value, dtype=None, trace=None) -> Tracer:
@@ -853,5 +1044,5 @@ def full(shape, value, dtype=None, trace=None) -> Tracer:
     if isinstance(value, Tracer):
         v = value if dtype is None else astype(value, dtype)
         return broadcast_to(v, shape)
-    arr = np.asarray(value, dtype=None if dtype is None else dtypes.as_dtype(dtype).np)
+    arr = np.asarray(value, dtype=None if dtype is None else requested_dtype(dtype).np)
     return broadcast_to(constant(arr, trace=trace), tuple(shape))

@@ -77,12 +77,8 @@ class Tracer:
         raise ConcretizationTypeError("complex() of a traced value", user_location())
 
     def __array__(self, dtype=None, copy=None):
-        raise ConcretizationTypeError(
-            "Converting a traced value to a NumPy array (np.asarray, np.array, .tolist())",
-            user_location(),
-            "Inside a jitted function the value is already array-like: drop the conversion, "
-            "use .astype(dtype) to change its dtype, or np.stack([...]) to build an array from "
-            "traced values.")
+        from .errors import array_conversion_error
+        raise array_conversion_error()
 
     def tolist(self):
         self.__array__()
@@ -139,6 +135,31 @@ class Tracer:
     def __ge__(self, o): return P.greater_equal(self, o)
     def __eq__(self, o): return P.equal(self, o)   # noqa: elementwise, as in NumPy
     def __ne__(self, o): return P.not_equal(self, o)
+
+    # -- in-place operators ---------------------------------------------------------------
+    # Without these Python falls back to ``x = x + y``: a silent rebind, so another name for
+    # the array, or the caller's argument, would keep the old value. They are refused until
+    # mutation is functionalized. A 0-d value computed inside the trace may rebind: eagerly it
+    # is a NumPy scalar (``total += x.sum()``), which is immutable, so += rebinds there too.
+    def _inplace(self, symbol: str, other, apply):
+        if self.ndim == 0 and (self._value.op is not None or self._weak):
+            return apply(self, other)
+        raise unsupported(
+            f"the in-place operator {symbol}= on a traced array",
+            f"write x = x {symbol} y: a new array, leaving other names for x and the caller's "
+            "argument unchanged (return the new value if the caller needs it).")
+
+    def __iadd__(self, o): return self._inplace("+", o, P.add)
+    def __isub__(self, o): return self._inplace("-", o, P.subtract)
+    def __imul__(self, o): return self._inplace("*", o, P.multiply)
+    def __itruediv__(self, o): return self._inplace("/", o, P.true_divide)
+    def __ifloordiv__(self, o): return self._inplace("//", o, P.floor_divide)
+    def __imod__(self, o): return self._inplace("%", o, P.remainder)
+    def __ipow__(self, o): return self._inplace("**", o, P.power)
+    def __imatmul__(self, o): return self._inplace("@", o, P.matmul)
+    def __iand__(self, o): return self._inplace("&", o, P.bitwise_and)
+    def __ior__(self, o): return self._inplace("|", o, P.bitwise_or)
+    def __ixor__(self, o): return self._inplace("^", o, P.bitwise_xor)
 
     def __getitem__(self, key):
         from .indexing import getitem
@@ -265,7 +286,8 @@ class Tracer:
 
     ravel = flatten
 
-    def copy(self):
+    def copy(self, order="C"):
+        # IR values are immutable; a result that is an argument is copied by the program
         return self
 
     def swapaxes(self, a, b):

@@ -1,0 +1,88 @@
+"""Tiered execution: a new signature's first calls run on the NumPy tier while its kernels
+compile in the background; later calls switch to compiled code between calls."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tracejit
+from tracejit import backend
+from tracejit.tiered import CompileWarning
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _expected(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_the_first_call_runs_on_numpy_and_later_calls_run_compiled_with_the_same_results():
+    f = tracejit.jit(_softmax, tiered=True)
+    x = np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32)
+    first = f(x)
+    (stats,) = f.stats()
+    assert stats["calls"]["numpy"] + stats["calls"]["compiled"] == 1
+    f.wait_compiled()
+    later = f(x)
+    (stats,) = f.stats()
+    assert stats["tier"] == "compiled" and stats["calls"]["compiled"] >= 1
+    assert stats["compile_seconds"] > 0
+    np.testing.assert_allclose(first, _expected(x), rtol=1e-5)
+    np.testing.assert_allclose(later, first, rtol=1e-5)     # the tiers agree
+    assert "calls on the NumPy tier" in f.lower(x).tiers
+
+
+def test_untiered_jit_runs_compiled_code_from_the_first_call():
+    f = tracejit.jit(_softmax, tiered=False)
+    f(np.ones((2, 3)))
+    (stats,) = f.stats()
+    assert stats["tier"] == "compiled" and stats["calls"] is None
+
+
+def test_a_failed_background_compile_warns_once_and_keeps_running_on_numpy(monkeypatch):
+    def broken(fn, optimized=None):
+        raise RuntimeError("kernel k3 did not compile")
+    monkeypatch.setattr(backend, "_numba_program", broken)
+    f = tracejit.jit(lambda x: np.tanh(x) * 2, tiered=True)
+    x = np.linspace(-1, 1, 7)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f(x)
+        f.wait_compiled()
+        results = [f(x) for _ in range(3)]
+    assert [w.category for w in caught] == [CompileWarning]
+    assert "kernel k3 did not compile" in str(caught[0].message)
+    for r in results:
+        np.testing.assert_allclose(r, np.tanh(x) * 2)
+    assert f.stats()[0]["tier"] == "numpy"
+
+
+def test_the_numpy_tier_returns_fresh_arrays():
+    f = tracejit.jit(lambda x: (x.T, x.reshape(-1), x * 2, x * 2), backend="numpy")
+    x = np.arange(6.0).reshape(2, 3)
+    outs = f(x)
+    for i, o in enumerate(outs):
+        assert not np.shares_memory(o, x)
+        for other in outs[i + 1:]:
+            assert not np.shares_memory(o, other)
+
+
+@pytest.mark.parametrize("batch", [1, 16])
+def test_a_training_step_on_the_numpy_tier_matches_the_compiled_step(batch):
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((6, 8)) * 0.3, rng.standard_normal((8, 3)) * 0.3
+    x, y = rng.standard_normal((batch, 6)), rng.integers(0, 3, batch)
+
+    def loss(w1, w2):
+        return tracejit.nn.functional.cross_entropy(np.maximum(x @ w1, 0) @ w2, y)
+
+    step = tracejit.value_and_grad(loss, argnums=(0, 1))
+    on_numpy = tracejit.jit(step, backend="numpy")(w1, w2)
+    compiled = tracejit.jit(step, tiered=False)(w1, w2)
+    np.testing.assert_allclose(on_numpy[0], compiled[0], rtol=1e-12)
+    for a, b in zip(on_numpy[1], compiled[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
