@@ -381,7 +381,7 @@ def run_compile_and_memory():
 def run_parallel_min(sizes=(1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20)):
     """The chain with the serial kernel variant against the parallel one (Numba's threads) at
     each size: where the parallel variant starts to win is plan.PARALLEL_MIN."""
-    from tracejit.codegen.plan import Plan, Program
+    from tracejit.codegen import Plan, Program
     from tracejit.ir.passes import fuse, optimize
     rng = np.random.default_rng(0)
     print("\nparallel threshold (chain): serial vs parallel kernel, median us")

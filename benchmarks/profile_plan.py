@@ -1,10 +1,9 @@
 """Per-kernel profile of a jitted function's compiled plan ("numba" backend).
 
-The generated entry function is one ``@njit`` function that calls every kernel in order, so a
-normal profiler sees one opaque call. Here the entry's source is turned into plain Python (the
-``@njit`` decorator dropped, each kernel call wrapped in a timer) and run on the same arguments:
-kernels are the same compiled Numba functions, so their times are the real ones; the Python
-glue between them adds a few microseconds per call, reported apart as ``overhead``.
+The generated entry is Python that calls every kernel in order (and lets NumPy move data).
+Here each of its statements that calls a kernel or moves data is wrapped in a timer and the
+entry run on the same arguments: kernels are the same compiled Numba functions, so their times
+are the real ones; the timers add a little per statement, reported apart as ``overhead``.
 
     from benchmarks.profile_plan import profile, report
     rows = profile(jitted_fn, *args)        # the program jitted_fn.lower(*args) compiles
@@ -24,13 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_CALL = re.compile(r"^(\s+)(k\d+[sp])\((.*)\)$", re.M)
+_KERNEL = re.compile(r"\bk(\d+)\b")
 
 
 @dataclass
 class KernelRow:
-    name: str            # k12p: kernel 12, parallel variant (s: serial)
-    index: int
+    name: str            # k12 (its blocks on threads: k12p), or NumPy's data movement
+    index: int           # the kernel's index, -1 for data movement
     ms: float            # median over the repeats, per call of the whole program
     calls: int
     kind: str            # the fusion group's kind (loop | matmul | op)
@@ -52,14 +51,21 @@ def _program(jitted, args, kwargs):
 
 
 def _instrumented_entry(program, timer):
-    src = program.plan.source.replace('@njit(cache=True, error_model="numpy")\n', "")
-    src = _CALL.sub(lambda m: f"{m.group(1)}_t({m.group(2)!r}, {m.group(2)}, {m.group(3)})",
-                    src)
-    src = src.replace("with objmode():", "if True:")
-    for mod in program.plan.modules:
-        sys.modules.setdefault(mod.__name__, mod)
-    ns = {"_t": timer}
-    exec(compile(src, "<profiled entry>", "exec"), ns)
+    """The entry's source with each statement that runs a kernel or moves data timed."""
+    lines = program.plan.source.splitlines()
+    out = [lines[0]]
+    for line in lines[1:]:
+        s = line.strip()
+        if line.startswith("        ") or s.startswith(("if ", "raise", "return")) or (
+                "= w[" in s or s.endswith("D0)") or ".reshape(" in s and "=" in s
+                and "np." not in s):
+            out.append(line)            # checks and buffer views: not timed
+            continue
+        m = _KERNEL.search(s)
+        name = (f"k{m.group(1)}" + ("p" if s.startswith("pool.run") else "")) if m else s[:60]
+        out.append(f"    _t0 = _clock(); {s}; _t({name!r}, _clock() - _t0)")
+    ns = dict(program.entry.__globals__, _t=timer, _clock=time.perf_counter)
+    exec(compile("\n".join(out), "<profiled entry>", "exec"), ns)
     return ns["entry"]
 
 
@@ -70,10 +76,8 @@ def profile(jitted, *args, repeat: int = 3, **kwargs):
     runs: list = []
     current: dict = {}
 
-    def timer(name, fn, *a):
-        t = time.perf_counter()
-        fn(*a)
-        current[name] = current.get(name, 0.0) + time.perf_counter() - t
+    def timer(name, seconds):
+        current[name] = current.get(name, 0.0) + seconds
         current["#" + name] = current.get("#" + name, 0) + 1
 
     entry = _instrumented_entry(program, timer)
@@ -93,10 +97,14 @@ def profile(jitted, *args, repeat: int = 3, **kwargs):
     groups = program.plan.kernel_groups
     rows = []
     for name in names:
-        i = int(name[1:-1])
+        ms = float(np.median([r.get(name, 0.0) for r in runs])) * 1e3
+        m = re.fullmatch(r"k(\d+)p?", name)
+        if m is None:
+            rows.append(KernelRow(name, -1, ms, runs[0].get("#" + name, 0), "move", [], "", ""))
+            continue
+        i = int(m.group(1))
         spec, g = program.plan.kernels[i], groups[i]
-        rows.append(KernelRow(name, i, float(np.median([r.get(name, 0.0) for r in runs])) * 1e3,
-                              runs[0].get("#" + name, 0), g.kind,
+        rows.append(KernelRow(name, i, ms, runs[0].get("#" + name, 0), g.kind,
                               [str(v.type) for v in spec.outputs],
                               " ".join(dict.fromkeys(op.opdef.name for op in g.ops)),
                               spec.source))
@@ -107,11 +115,13 @@ def profile(jitted, *args, repeat: int = 3, **kwargs):
 def report(result, top: int = 15) -> str:
     rows, total, compiled = result
     ksum = sum(r.ms for r in rows)
-    lines = [f"compiled entry {compiled:.1f} ms/call; instrumented {total:.1f} ms "
-             f"(kernels {ksum:.1f} ms, overhead {total - ksum:.1f} ms, {len(rows)} kernels)"]
+    lines = [f"entry {compiled:.1f} ms/call; instrumented {total:.1f} ms (timed statements "
+             f"{ksum:.1f} ms, overhead {total - ksum:.1f} ms, {len(rows)} statements)"]
     for r in rows[:top]:
-        lines.append(f"{r.name:6s} {r.ms:8.2f} ms {100 * r.ms / max(ksum, 1e-9):5.1f}%  "
-                     f"{r.kind:6s} -> {', '.join(r.outputs)}  [{r.ops[:70]}]")
+        what = (f"{r.kind:6s} -> {', '.join(r.outputs)}  [{r.ops[:70]}]" if r.index >= 0
+                else "NumPy data movement")
+        lines.append(f"{r.name[:24]:24s} {r.ms:8.2f} ms {100 * r.ms / max(ksum, 1e-9):5.1f}%  "
+                     f"{what}")
     return "\n".join(lines)
 
 

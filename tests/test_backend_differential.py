@@ -161,7 +161,7 @@ def test_disable_jit_runs_eagerly(monkeypatch):
 def test_lowered_shows_fusion_groups_and_kernel_source():
     lowered = tracejit.jit(lambda x: np.tanh(x) * 2).lower(np.ones(4, np.float32))
     assert "# [g0 loop]" in lowered.optimized
-    assert "def ser(" in lowered.source and "def entry(" in lowered.source
+    assert "def kernel(" in lowered.source and "def entry(" in lowered.source
 
 
 def test_python_scalar_arguments_and_scalar_results():

@@ -144,18 +144,15 @@ def test_large_matmul_parallel_split_matches_numpy():
     np.testing.assert_allclose(tracejit.jit(f)(a, b, c), f(a, b, c), rtol=2e-5)
 
 
-def test_thread_configuration_respects_the_environment(monkeypatch):
+def test_blas_thread_configuration_respects_the_environment(monkeypatch):
     from tracejit.codegen import runtime
     calls = []
-    monkeypatch.setattr(runtime, "_brief_omp_spinning", lambda: calls.append("omp"))
     monkeypatch.setattr(runtime, "_scipy_openblas", lambda: calls.append("blas"))
     for k in runtime.BLAS_THREAD_ENV:
         monkeypatch.delenv(k, raising=False)
 
     def configure():
         monkeypatch.setattr(runtime, "_blas_configured", False)
-        monkeypatch.setattr(runtime, "_omp_configured", False)
-        runtime.configure_threads()
         runtime.single_threaded_blas()
 
     monkeypatch.setenv("TRACEJIT_THREADS", "keep")
@@ -164,10 +161,10 @@ def test_thread_configuration_respects_the_environment(monkeypatch):
     monkeypatch.delenv("TRACEJIT_THREADS")
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     configure()
-    assert calls == ["omp"]
+    assert calls == []
     monkeypatch.delenv("OPENBLAS_NUM_THREADS")
     configure()
-    assert calls == ["omp", "omp", "blas"]
+    assert calls == ["blas"]
 
 
 def test_float32_sums_vectorize_with_numpys_accuracy():
@@ -187,18 +184,18 @@ def test_float32_sums_vectorize_with_numpys_accuracy():
         scale = np.abs(a).astype(np.float64).sum(axis=1)
         numpy_err = np.abs(a.sum(axis=1) - exact)
         assert np.all(np.abs(got - exact) <= numpy_err + 1.2e-7 * scale), n
-    (kernel,), (spec,) = program.program.plan.modules, program.program.plan.kernels
+    (kernel,), (spec,) = program.program.modules, program.program.plan.kernels
     # compiled afresh: a kernel loaded from the disk cache keeps no LLVM IR to inspect
-    fresh = numba.njit(error_model="numpy", fastmath={"contract"})(kernel.ser.py_func)
-    fresh(a, np.empty(3, np.float32), *spec.sizes)
+    fresh = numba.njit(error_model="numpy", fastmath={"contract"})(kernel.kernel.py_func)
+    fresh(a, np.empty(3, np.float32), *spec.sizes, 0, spec.span)
     llvm = "".join(fresh.inspect_llvm().values())
     assert re.search(r"fadd reassoc <\d+ x float>", llvm)
 
 
 def _both_variants(f, *args):
-    """``f`` jitted, run through its serial and its parallel kernels (par_min=1)."""
+    """``f`` jitted, run with each kernel in one call and in blocks on threads (par_min=1)."""
     import tracejit
-    from tracejit.codegen.plan import Plan, Program
+    from tracejit.codegen import Plan, Program
     from tracejit.ir.passes import fuse, optimize
     fusion = fuse(optimize(tracejit.jit(f).lower(*args).function))
     return [Program(Plan(fusion, par_min=m))(list(args)) for m in (1 << 62, 1)]

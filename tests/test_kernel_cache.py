@@ -40,8 +40,8 @@ def test_a_new_process_loads_kernels_from_disk_and_corrupt_entries_are_rebuilt(t
     folder = next(p for p in tmp_path.iterdir() if p.is_dir())
     sources = sorted(folder.glob("_tracejit_k_*.py"))
     sources[0].write_text("garbage that is not the generated source")
-    binaries = sorted((folder / "__pycache__").glob("_tracejit_e_*.nbc"))
-    binaries[0].write_bytes(b"\0" * 64)
+    binaries = sorted((folder / "__pycache__").glob("_tracejit_k_*.nbc"))
+    binaries[-1].write_bytes(b"\0" * 64)
     compiled, _ = _run(tmp_path)
     assert compiled > 0
     assert "garbage" not in sources[0].read_text()
@@ -68,8 +68,8 @@ def test_clear_cache_empties_the_folder(tmp_path, monkeypatch):
     (version / "__pycache__").mkdir(parents=True)
     (version / cache_folder.MARKER).write_text("")
     for name in ("_tracejit_k_0.py", "_tracejit_k_0.sums", ".tracejit-tmp-1",
-                 "__pycache__/_tracejit_k_0.ser-1.py311.nbi",
-                 "__pycache__/_tracejit_k_0.ser-1.py311.1.nbc"):
+                 "__pycache__/_tracejit_k_0.kernel-1.py311.nbi",
+                 "__pycache__/_tracejit_k_0.kernel-1.py311.1.nbc"):
         (version / name).write_text("")
     (tmp_path / "keep.txt").write_text("not ours")
     tracejit.clear_cache(memory=False)

@@ -2,7 +2,9 @@
 
 TRACEJIT_DISABLE_JIT=1        run jitted functions eagerly (to step through them in a debugger)
 TRACEJIT_EXPLAIN_RETRACE=1    say which argument changed, and how, each time a function retraces
-TRACEJIT_DUMP=ir,optimized,source   print these stages as each function is compiled
+TRACEJIT_DUMP=ir,optimized,source,tiers   print these stages as each function is compiled
+                              (tiers: when the compiled tier is ready, and after how many
+                              NumPy-tier calls)
 TRACEJIT_CACHE_DIR=path       where compiled kernels are cached on disk
 TRACEJIT_RETRACE_WARN=8       warn once when a function has been traced this many times
 TRACEJIT_BACKEND=numba        the default backend of jit: numba, numpy (the first tier alone), or

@@ -13,10 +13,13 @@ exist. If the compile fails, the program keeps running on NumPy and the error is
 from __future__ import annotations
 
 import atexit
+import sys
 import threading
 import time
 import warnings
 import weakref
+
+from .config import config
 
 
 class CompileWarning(UserWarning):
@@ -63,6 +66,8 @@ class TieredProgram:
             self.compile_seconds = time.perf_counter() - start
             self._done.set()
             _pending.discard(self)
+            if "tiers" in config.dump:
+                print(f"== tiers @{self.name} ==\n{self.describe()}", file=sys.stderr)
 
     def __call__(self, leaves):
         compiled = self.compiled

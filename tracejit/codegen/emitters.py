@@ -8,6 +8,7 @@ op is generated (tests/test_op_coverage.py checks that none is missing):
 - ``index``: layout ops, folded into index arithmetic (codegen/kernel.py)
 - ``reduce``: reductions, as accumulators inside a loop nest (codegen/kernel.py)
 - ``kernel``: ops with their own loop structure (codegen/templates.py)
+- ``movement``: ops that only move data, done by NumPy in the program (codegen/movement.py)
 - ``plan``: ops the executable plan handles itself (constants, matmul, barriers, debug_print,
   and ``call``, which passes.inline_calls removes first) (codegen/plan.py)
 """
@@ -218,6 +219,7 @@ register("scalar", ops.iota)(iota_expr)
 register("index", ops.broadcast_in_dim, ops.reshape, ops.transpose, ops.slice, ops.rev)(None)
 register("reduce", ops.reduce_sum, ops.reduce_prod, ops.reduce_max, ops.reduce_min,
          ops.argmax, ops.argmin)(None)
-register("kernel", ops.pad, ops.concatenate, ops.take, ops.scatter_add)(None)
+register("kernel", ops.take, ops.scatter_add)(None)
+register("movement", ops.pad, ops.concatenate)(None)
 register("plan", ops.constant, ops.matmul, ops.optimization_barrier, ops.debug_print,
          ops.call)(None)

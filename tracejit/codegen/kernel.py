@@ -5,11 +5,13 @@ Kernels are shape-generic: every size and every integer of the index arithmetic 
 parameter (``s0, s1, ...``), and every scalar constant too (``c0, ...``), so the source depends
 only on the group's structure, dtypes and ranks. A new batch size reuses the compiled kernel.
 
-Parameters, in order: input arrays ``a*``, output arrays ``o*``, scalars ``c*``, sizes ``s*``.
-A loop group ``for``s over the outer space (F without the reduced axes A; the first loop is a
-``prange`` in the parallel variant), then, per outer index, one pass over A per level of
-reductions (a reduction that needs another's result comes a pass later), then a last pass
-writing full-size outputs. Float sums add with an fadd marked reassociable and max/min go
+Parameters, in order: input arrays ``a*``, output arrays ``o*``, scalars ``c*``, sizes ``s*``,
+then ``lo, hi``: the block of the split dim this call computes. A kernel is one ``nogil``
+function, compiled once; the plan runs it on the whole range or, for large work, on blocks in
+several threads at once (``threads.py``). A loop group ``for``s over the outer space (F
+without the reduced axes A; the first loop over ``range(lo, hi)``), then, per outer index, one
+pass over A per level of reductions (a reduction that needs another's result comes a pass
+later), then a last pass writing full-size outputs. Float sums add with an fadd marked reassociable and max/min go
 through llvm.maximum/minimum, so LLVM vectorizes reductions without fast-math on the kernel.
 """
 from __future__ import annotations
@@ -38,7 +40,7 @@ _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
 HEADER = """import math
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
 from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
@@ -54,8 +56,10 @@ class KernelSpec:
     outputs: list           # Values written o*
     scalars: list           # scalar constant Values passed by value c*
     sizes: list             # ints passed as s*
-    parallel: bool          # the module defines ``par`` as well as ``ser``
+    parallel: bool          # large enough, and splittable, to run in blocks on threads
     work: int = 0           # elements in the iteration space (for the parallel threshold)
+    span: int = 0           # the size of the dim that ``lo, hi`` index: one call is 0, span
+    min_block: int = 1      # fewest elements of that dim per thread
     notes: list = field(default_factory=list)
 
 
@@ -132,7 +136,12 @@ class LoopKernel:
             # Numba's threads (BLAS itself runs single-threaded: runtime.single_threaded_blas).
             a, b = group.head.operands
             self.work = max(self.work, a.shape[-2] * a.shape[-1] * b.shape[-1] // MATMUL_WORK)
-        self.parallel = self.work >= par_min and len(self.outer_idx) > 0
+        self.par_min = par_min
+        outer = [d for d in range(len(F)) if d not in A]
+        # the dim ``lo:hi`` index: the first outer one (matmul groups: see parallel_gemm)
+        self.span = F[outer[0]] if outer and group.head is None else 0
+        self.splittable = self.span > 0
+        self.min_block = 1
 
     # -- names ---------------------------------------------------------------------------
     def tmp(self, prefix="t") -> str:
@@ -250,8 +259,17 @@ class LoopKernel:
             # rule is the code. What it cannot say ("?") needs arithmetic, below.
             return mapped
         if op.opdef is ops.slice:
-            return tuple(i if s == 0 and st == 1 else f"({s} + {st} * {i})" if st != 1
-                         else f"({s} + {i})" for i, s, st in zip(idx, a["starts"], a["steps"]))
+            # starts and steps are size parameters too, so that structurally equal kernels
+            # (the im2col slices of a convolution) share compiled code
+            out = []
+            for d, (i, s, st) in enumerate(zip(idx, a["starts"], a["steps"])):
+                if s == 0 and st == 1:
+                    out.append(i)
+                    continue
+                start = self.size((id(op), "start", d), s)
+                out.append(f"({start} + {self.size((id(op), 'step', d), st)} * {i})"
+                           if st != 1 else f"({start} + {i})")
+            return tuple(out)
         if op.opdef is ops.rev:
             return tuple(f"({self.size((id(op), d), x.shape[d])} - 1 - {i})"
                          if d in a["dims"] else i for d, i in enumerate(idx))
@@ -393,10 +411,8 @@ class LoopKernel:
             v = self.value(x, self.full)
             self.block.lines.append(f"{acc}[{sub}] = {_combine(kind, x.dtype, f'{acc}[{sub}]', v)}")
             names.append(acc)
-        nt = self.size(("threads",), numba.get_num_threads())
-        lines += ["@SER nt = 1", f"@PAR nt = min({nt}, {first})"]
-        lines += _thread_blocks(first, "PRANGE")
-        pad = "    "
+        del first       # the block lo:hi of the first kept axis is the kernel's
+        pad = ""
         for d in g.axes:
             lines.append(f"{pad}for r{d} in range({self.size(('F', d), g.space[d])}):")
             pad += "    "
@@ -411,8 +427,8 @@ class LoopKernel:
         stores = [self.store(v, self.outer_idx, onames[v]) for v in stored]
         pad = ""
         for k, d in enumerate(kept):
-            rng = "PRANGE" if k == 0 else "range"
-            lines.append(f"{pad}for i{d} in {rng}({self.size(('F', d), g.space[d])}):")
+            bounds = "lo, hi" if k == 0 else self.size(("F", d), g.space[d])
+            lines.append(f"{pad}for i{d} in range({bounds}):")
             pad += "    "
         return lines + [pad + b for b in self.outer.lines + stores]
 
@@ -499,9 +515,7 @@ class LoopKernel:
             params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
                       + [self._names[v] for v in self.scalars]
                       + [f"s{i}" for i in range(len(self.sizes))])
-            source = function_source(params, self.prologue + body, self.parallel)
-            return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
-                              self.parallel, self.work)
+            return self.spec(params, self.prologue + body, outs)
         self.scratch = self.scratch_outputs(levels, [v for v in stored if v.shape == g.space],
                                             onames) if g.axes else {}
         for reds in levels:
@@ -525,28 +539,34 @@ class LoopKernel:
         pad = ""
         loops = []
         for k, d in enumerate(d for d in range(len(g.space)) if d not in g.axes):
-            rng = "PRANGE" if k == 0 else "range"
-            loops.append(f"{pad}for i{d} in {rng}({self.size(('F', d), g.space[d])}):")
+            # a matmul group splits its product instead (parallel_gemm)
+            bounds = ("lo, hi" if k == 0 and g.head is None
+                      else self.size(("F", d), g.space[d]))
+            loops.append(f"{pad}for i{d} in range({bounds}):")
             pad += "    "
         epilogue = None
         if (g.head is not None and body and not g.axes and len(g.space) == 2
                 and g.head.result.dtype.is_float
                 and set(re.findall(r"\bmm\[[^\]]*\]", "\n".join(body))) <= {"mm[i0, i1]"}):
-            # The epilogue reads the product only at its own element: each thread can run it
-            # on the block it multiplied (parallel_gemm); the serial variant keeps the loops.
+            # The epilogue reads the product only at its own element: each block runs it on
+            # the block it multiplied (parallel_gemm).
             epilogue = body
-        body = loops + [pad + b for b in body] if body else []
-        if epilogue:
-            body = ["@SER " + b for b in body]
+        body = loops + [pad + b for b in body] if body and not epilogue else []
         pre = self.matmul_prelude(onames, epilogue) if g.head is not None else []
+        if g.head is not None and body:
+            self.splittable = False     # loops after the product read all of it: one call
         # Inputs are named lazily while the body is generated; the prelude may add some.
         params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
                   + [self._names[v] for v in self.scalars]
                   + [f"s{i}" for i in range(len(self.sizes))])
-        # 0-d loads first: a merged epilogue runs inside the product's parallel loop
-        source = function_source(params, self.prologue + pre + body, self.parallel)
-        return KernelSpec(source, list(self.inputs), outs, list(self.scalars), self.sizes,
-                          self.parallel, self.work)
+        # 0-d loads first: a merged epilogue runs inside each block of the product
+        return self.spec(params, self.prologue + pre + body, outs)
+
+    def spec(self, params, body, outs) -> KernelSpec:
+        parallel = self.splittable and self.span >= 2 and self.work >= self.par_min
+        return KernelSpec(function_source(params, body), list(self.inputs), outs,
+                          list(self.scalars), self.sizes, parallel, self.work, self.span,
+                          self.min_block)
 
     def operand(self, v) -> str:
         """A matmul operand: an input array, or a view of one (its group's operand ops)."""
@@ -559,23 +579,21 @@ class LoopKernel:
         dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
         return f"{base}.reshape(({dims},))"
 
-    def parallel_gemm(self, m: str, n: str, nt: str, epilogue) -> list[str]:
-        """The GEMM of a 2-D float matmul group: one call in the serial variant; in the
-        parallel one each thread takes a block of rows (of columns when the product is wider
-        than tall; blas.gemm takes such views without copies) and, when ``epilogue`` (the
-        elementwise loop body over ``i0, i1``) is given, runs it on its own block at once: one
-        parallel region per matmul instead of two (each wakes the sleeping workers, ~65 us)."""
-        lines = ["@SER gemm(A, B, mm)"]
-        for split, size, rows, cols, a, b, c in (
-                ("if", m, "range(lo, hi)", f"range({n})", "A[lo:hi]", "B", "mm[lo:hi]"),
-                ("else", n, f"range({m})", "range(lo, hi)", "A", "B[:, lo:hi]", "mm[:, lo:hi]")):
-            lines += [f"@PAR {split} {m} >= {n}:" if split == "if" else "@PAR else:",
-                      f"@PAR     nt = min({nt}, max(1, {size} // {MATMUL_ROWS}))"]
-            lines += [f"@PAR     {line}" for line in _thread_blocks(size, "prange")]
-            lines.append(f"@PAR         gemm({a}, {b}, {c})")
+    def parallel_gemm(self, m: str, n: str, epilogue) -> list[str]:
+        """The GEMM of a 2-D float matmul group on the block ``lo:hi`` of its rows (of its
+        columns when the product is wider than tall; blas.gemm takes such views without
+        copies) and, when ``epilogue`` (the elementwise loop body over ``i0, i1``) is given,
+        the epilogue on that block at once, while it is in cache. One call with the whole
+        range computes everything."""
+        lines = []
+        for split, rows, cols, a, b, c in (
+                ("if", "range(lo, hi)", f"range({n})", "A[lo:hi]", "B", "mm[lo:hi]"),
+                ("else", f"range({m})", "range(lo, hi)", "A", "B[:, lo:hi]", "mm[:, lo:hi]")):
+            lines.append(f"if {m} >= {n}:" if split == "if" else "else:")
+            lines.append(f"    gemm({a}, {b}, {c})")
             if epilogue:
-                lines += [f"@PAR         for i0 in {rows}:", f"@PAR             for i1 in {cols}:"]
-                lines += [f"@PAR                 {e}" for e in epilogue]
+                lines += [f"    for i0 in {rows}:", f"        for i1 in {cols}:"]
+                lines += [f"            {e}" for e in epilogue]
         return lines
 
     def matmul_prelude(self, onames, epilogue=None) -> list[str]:
@@ -594,10 +612,9 @@ class LoopKernel:
             # transpose flags, no copy.
             lines += [f"A = {a}", f"B = {b}"]
             if mv.dtype.is_float:
-                # numba.get_num_threads() in a kernel would make it uncacheable: the count
-                # is taken when the plan is built (a stale count is still correct).
-                nt = self.size(("threads",), numba.get_num_threads())
-                return lines + self.parallel_gemm(m, n, nt, epilogue)
+                self.span = max(mv.shape[-2], mv.shape[-1])
+                self.splittable, self.min_block = True, MATMUL_ROWS
+                return lines + self.parallel_gemm(m, n, epilogue)
             return lines + [f"for i in range({m}):",
                             f"    for j in range({n}):",
                             "        mm[i, j] = 0",
@@ -625,32 +642,19 @@ class LoopKernel:
         return lines
 
 
-def _thread_blocks(size: str, loop: str) -> list[str]:
-    """A loop over ``nt`` threads, each given the block ``lo:hi`` of ``range(size)``."""
-    return [f"for t in {loop}(nt):", f"    lo = t * {size} // nt",
-            f"    hi = (t + 1) * {size} // nt"]
-
-
-def function_source(params: list[str], body: list[str], parallel: bool) -> str:
-    sig = ", ".join(params)
-    flags = f'cache=True, error_model="numpy", fastmath={FASTMATH}'
-    parts = [HEADER]
-    variants = [("ser", "range", "")] + ([("par", "prange", ", parallel=True")] if parallel else [])
-    for name, rng, extra in variants:
-        parts.append(f"\n@njit({flags}{extra})\ndef {name}({sig}):")
-        # "@SER " / "@PAR " lines belong to one variant only.
-        drop, keep = ("@PAR ", "@SER ") if name == "ser" else ("@SER ", "@PAR ")
-        lines = [b.replace("PRANGE", rng).replace(keep, "") for b in body
-                 if not b.lstrip().startswith(drop)] or ["pass"]
-        parts.extend("    " + b for b in lines)
-        parts.append("    return 0")
-    return "\n".join(parts) + "\n"
+def function_source(params: list[str], body: list[str]) -> str:
+    """The kernel module: one ``nogil`` function over the block ``lo:hi`` (threads run blocks
+    of one call at once)."""
+    sig = ", ".join(params + ["lo", "hi"])
+    flags = f'cache=True, nogil=True, error_model="numpy", fastmath={FASTMATH}'
+    lines = [HEADER, f"\n@njit({flags})\ndef kernel({sig}):"]
+    lines += ["    " + b for b in body or ["pass"]]
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
 
 
 def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
     if group.kind in ("loop", "matmul"):
         return LoopKernel(group, par_min).generate()
     (op,) = group.ops
-    if op.opdef in (ops.pad, ops.concatenate):
-        return TEMPLATES[op.opdef](op, group, par_min)
     return TEMPLATES[op.opdef](op, group)

@@ -1,11 +1,11 @@
-"""Loading a program's entry from Numba's disk cache without Numba's per-process set-up.
+"""Loading a program's kernels from Numba's disk cache without Numba's per-process set-up.
 
 The first compile or cache load in a process makes Numba refresh its target context: it imports
 and registers every implementation it has (NumPy, math, random, typed containers, SciPy's BLAS
 and more), about 250 ms here, whatever the loaded code needs. Machine code read from the cache
 needs none of that, only the run-time symbols it links against: the NRT allocator's
-(``rtsys.initialize``), the thread pool's (``_launch_threads``), the string hashing secret's, and
-the helpers Numba registers when it creates the context. ``load_cached`` loads an entry with
+(``rtsys.initialize``), the string hashing secret's, and the helpers Numba registers when it
+creates the context (kernels use no ``prange``, so no thread pool). ``load_cached`` loads a kernel with
 those and nothing more: a warm start of the elementwise chain 0.26 -> 0.07 s (benchmarks
 backend). A later compile in the process refreshes the context as usual.
 
@@ -36,9 +36,7 @@ def _runtime_symbols(targetctx):
         return
     from numba.core.runtime import rtsys
     from numba.cpython import hashing  # noqa: F401  (registers _Py_HashSecret_*)
-    from numba.np.ufunc import parallel
     rtsys.initialize(targetctx)
-    parallel._launch_threads()
     _symbols_ready = True
 
 

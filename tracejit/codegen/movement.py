@@ -1,0 +1,77 @@
+"""Groups that only move data, done by NumPy inside the program: no kernel to compile.
+
+A loop group made only of layout ops (slices, transposes, broadcasts, reshapes, reversals: the
+im2col copies of a convolution) is one ``np.copyto`` of a chain of NumPy views into its buffer;
+``pad`` fills its buffer and copies the operand into a strided view of it; ``concatenate`` is
+``np.concatenate(..., out=)``. Each rule gives Python source for the program's entry (plan.py).
+"""
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir.registry import rule_table
+
+VIEWS, view = rule_table()     # layout op -> (op, source of its operand) -> source of a view
+
+
+@view(ops.slice)
+def _(op, x):
+    a = op.attrs
+    return f"{x}[{', '.join(f'{s}:{e}:{st}' for s, e, st in zip(a['starts'], a['stops'], a['steps']))},]"
+
+
+@view(ops.transpose)
+def _(op, x):
+    return f"{x}.transpose({tuple(op.attrs['perm'])})"
+
+
+@view(ops.reshape)
+def _(op, x):
+    return f"{x}.reshape({tuple(op.attrs['shape'])})"
+
+
+@view(ops.broadcast_in_dim)
+def _(op, x):
+    shape, dims = op.attrs["shape"], op.attrs["dims"]
+    shaped = [1] * len(shape)
+    for i, d in enumerate(dims):
+        shaped[d] = op.operands[0].shape[i]
+    return f"np.broadcast_to({x}.reshape({tuple(shaped)}), {tuple(shape)})"
+
+
+@view(ops.rev)
+def _(op, x):
+    dims = op.attrs["dims"]
+    if not dims:
+        return x
+    return f"{x}[{', '.join('::-1' if d in dims else ':' for d in range(op.result.type.ndim))},]"
+
+
+def is_movement(g) -> bool:
+    """Whether NumPy does this group (see the module docstring)."""
+    if g.kind == "op":
+        return g.ops[0].opdef in (ops.pad, ops.concatenate)
+    return (g.kind == "loop" and not g.axes and len(g.outputs) == 1 and g.outputs[0].shape != ()
+            and all(op.opdef in VIEWS for op in g.ops))
+
+
+def movement_lines(g, array, out: str) -> list[str]:
+    """Statements that write the group's output into the buffer named ``out``; ``array(v)``
+    names an array holding ``v``."""
+    (op,) = g.ops if g.kind == "op" else (None,)
+    if op is not None and op.opdef is ops.concatenate:
+        xs = ", ".join(array(v) for v in op.operands)
+        return [f"np.concatenate(({xs},), axis={op.attrs['axis']}, out={out})"]
+    if op is not None:                                   # pad
+        x, value = op.operands
+        a = op.attrs
+        if x.type.ndim == 0:
+            return [f"{out}[...] = {array(x)}"]
+        inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
+                          for n, lo, it in zip(x.shape, a["low"], a["interior"]))
+        return [f"{out}[...] = {array(value)}", f"{out}[{inner},] = {array(x)}"]
+    defined = {r: o for o in g.ops for r in o.results}
+
+    def source(v) -> str:
+        o = defined.get(v)
+        return array(v) if o is None else VIEWS[o.opdef](o, source(o.operands[0]))
+    return [f"np.copyto({out}, {source(g.outputs[0])})"]

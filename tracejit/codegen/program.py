@@ -1,0 +1,145 @@
+"""Loading and running a plan: its kernels compiled (or loaded from the disk cache) once,
+its entry executed as Python, and the buffers a program keeps between calls."""
+from __future__ import annotations
+
+import linecache
+import sys
+import warnings
+
+import numpy as np
+from numba.core.errors import NumbaPerformanceWarning
+
+from ..ir.passes.fusion import Fusion
+from ..tracer.errors import ArgumentMismatch
+from . import cache
+from .arena import Arena
+from .plan import Plan
+from .threads import pool
+from .warm_load import load_cached
+
+
+class Program:
+    """``program(leaves) -> tuple of arrays``: one call of the plan's entry."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.function = plan.fn
+        self.fusion = plan.fusion
+        # Programs of other functions (in other threads too) share kernels when their code is
+        # the same: one at a time loads, checks and compiles them.
+        with cache.lock:
+            self.modules = [cache.load(src) for src in plan.kernel_sources]
+            with warnings.catch_warnings():
+                # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
+                # act on, not the user's: benchmarks/profile_plan.py is where it shows.
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                for mod, sig in zip(self.modules, plan.signatures):
+                    kernel = mod.kernel
+                    if sig not in kernel.overloads and not load_cached(kernel, sig):
+                        kernel.compile(sig)
+                    # Only the planned signature runs: other argument types (a read-only
+                    # array) raise TypeError instead of compiling the kernel again.
+                    kernel.disable_compile()
+            cache.seal(self.modules)
+        self.entry = _entry(plan, self.modules)
+        self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
+                         if p.type.shape == ()]
+        entry, scalars = self.entry, self._scalars
+        self.buffers = buffers = _ResultPool(plan.pooled) if plan.pooled else None
+        self.arena = arena = Arena(plan.arena_bytes) if plan.scratch else None
+        if arena is not None:
+            def call(leaves):
+                w = arena.take()
+                try:
+                    return entry(*leaves, *(buffers() if buffers else ()), w)
+                finally:
+                    arena.give(w)
+        elif buffers is None:
+            def call(leaves):
+                return entry(*leaves)
+        else:
+            def call(leaves):
+                return entry(*leaves, *buffers())
+        # ``guarded(leaves)``: the call with no checks in Python outside the entry's (shapes
+        # and dtypes: ArgumentMismatch; layout: TypeError), for callers that fall back to
+        # ``run``. Programs with 0-d parameters convert Python scalars first.
+        self.guarded = None if scalars else call
+
+        def run(leaves):
+            leaves = list(leaves)
+            for i, dt in scalars:
+                leaves[i] = np.asarray(leaves[i], dt)
+            try:
+                return call(leaves)
+            except TypeError:
+                # not C-contiguous, read-only or unaligned arrays: the planned layout, copied
+                leaves = [np.require(a, requirements=["C", "W", "A"]) for a in leaves]
+                return call(leaves)
+        self.run = run
+
+    def __call__(self, leaves):
+        return self.run(leaves)
+
+    def arguments(self, leaves) -> list:
+        """Everything the entry takes, in order, for these leaves (what ``run`` passes)."""
+        pooled = self.buffers() if self.buffers is not None else []
+        arena = [self.arena.take()] if self.arena is not None else []
+        return [*leaves, *pooled, *arena]
+
+    @property
+    def sources(self) -> str:
+        parts = [f"# kernel k{i}: {m.__name__}\n{src}"
+                 for i, (src, m) in enumerate(zip(self.plan.kernel_sources, self.modules))]
+        return "\n".join(parts + [f"# entry\n{self.plan.source}"])
+
+
+def _entry(plan: Plan, modules: list):
+    """The entry function, executed from its source with the kernels and constants as its
+    globals (its source is registered with linecache, so tracebacks show its lines)."""
+    namespace = {"np": np, "pool": pool, "ArgumentMismatch": ArgumentMismatch,
+                 **plan.globals, **{f"k{i}": m.kernel for i, m in enumerate(modules)}}
+    filename = f"<tracejit entry of {plan.fn.name} #{id(plan):x}>"
+    source = plan.source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["entry"]
+
+
+class _ResultPool:
+    """The buffers for a program's large results (see POOL_MIN): one per result, reused while
+    nothing outside holds it. A caller's result, or any view of it (its ``base``), holds a
+    reference to the buffer; a buffer with more references than one that only the pool holds
+    is left to its holder and a new one is made. What ``sys.getrefcount`` reports for such a
+    buffer differs between CPython versions (3.14 borrows references on the stack), so it is
+    not assumed: it is measured on every call, on an array that only the pool holds, through
+    the same code (``_references``) as the buffers. (Memory stays held between calls, as in a
+    caching allocator: one buffer per large result of each compiled program.)"""
+
+    def __init__(self, values):
+        self.specs = [(tuple(v.shape), v.type.dtype.np) for v in values]
+        self.pool = [None] * len(values)
+        self._unheld = [np.empty(0)]      # referred to by this list only
+
+    def __call__(self) -> list:
+        free = _references(self._unheld, 0)
+        pool = self.pool
+        for i, (shape, dtype) in enumerate(self.specs):
+            if pool[i] is None or _references(pool, i) > free:
+                pool[i] = np.empty(shape, dtype)
+        return list(pool)
+
+
+def _references(items: list, i: int) -> int:
+    """``sys.getrefcount`` of ``items[i]`` as seen from here (the pool's one code path)."""
+    return sys.getrefcount(items[i])
+
+
+def compile_plan(fusion: Fusion) -> Program:
+    from .blas import resolve_blas
+    from .runtime import single_threaded_blas
+    with cache.lock:                # once-per-process set-ups: finished before any program runs
+        if any(g.kind == "matmul" for g in fusion.groups):
+            # Programs split matmuls across their own threads (threads.py): BLAS runs one.
+            single_threaded_blas()
+            resolve_blas()
+    return Program(Plan(fusion))
