@@ -20,8 +20,19 @@ def _expected(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def test_the_first_call_runs_on_numpy_and_later_calls_run_compiled_with_the_same_results():
-    f = tracejit.jit(_softmax, tiered=True)
+def _never_compiled(x):
+    # a structure no other test compiles, so that its kernel is not in this process yet
+    return np.arcsinh(_softmax(x)) * np.float32(3) - np.expm1(x).sum(axis=0)
+
+
+def _never_compiled_expected(x):
+    return np.arcsinh(_expected(x)) * np.float32(3) - np.expm1(x).sum(axis=0)
+
+
+def test_the_first_call_runs_on_numpy_and_later_calls_run_compiled_with_the_same_results(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(tracejit.config, "cache_dir", str(tmp_path))    # an empty disk cache
+    f = tracejit.jit(_never_compiled, tiered=True)
     x = np.random.default_rng(0).standard_normal((8, 5)).astype(np.float32)
     first = f(x)
     (stats,) = f.stats()
@@ -31,9 +42,13 @@ def test_the_first_call_runs_on_numpy_and_later_calls_run_compiled_with_the_same
     (stats,) = f.stats()
     assert stats["tier"] == "compiled" and stats["calls"]["compiled"] >= 1
     assert stats["compile_seconds"] > 0
-    np.testing.assert_allclose(first, _expected(x), rtol=1e-5)
+    np.testing.assert_allclose(first, _never_compiled_expected(x), rtol=1e-5)
     np.testing.assert_allclose(later, first, rtol=1e-5)     # the tiers agree
     assert "calls on the NumPy tier" in f.lower(x).tiers
+    # once its kernels are compiled, a new function with the same code starts compiled
+    g = tracejit.jit(_never_compiled, tiered=True)
+    np.testing.assert_allclose(g(x), later, rtol=1e-6)
+    assert g.stats()[0]["tier"] == "compiled" and g.stats()[0]["calls"] is None
 
 
 def test_untiered_jit_runs_compiled_code_from_the_first_call():
@@ -44,7 +59,9 @@ def test_untiered_jit_runs_compiled_code_from_the_first_call():
 
 
 def test_a_failed_background_compile_warns_once_and_keeps_running_on_numpy(monkeypatch):
-    def broken(fn, optimized=None):
+    def broken(fn, plan=None, load_only=False):
+        if load_only:
+            return None                  # nothing in the disk cache
         raise RuntimeError("kernel k3 did not compile")
     monkeypatch.setattr(backend, "_numba_program", broken)
     f = tracejit.jit(lambda x: np.tanh(x) * 2, tiered=True)

@@ -36,13 +36,19 @@ def _interpreter_program(fn: Function):
     return run
 
 
-def _numba_program(fn: Function, optimized: Function | None = None):
-    from .codegen import compile_plan
+def _numba_program(fn: Function, plan=None, load_only: bool = False):
+    """The compiled program of ``fn`` (of its ``plan``, if built already); with ``load_only``,
+    None unless every kernel is in the disk cache."""
+    from .codegen import Plan, compile_plan
     from .ir.passes import fuse, optimize
-    fusion = fuse(optimized if optimized is not None else optimize(fn))
+    if plan is None:
+        plan = Plan(fuse(optimize(fn)))
+    fusion = plan.fusion
+    program = compile_plan(plan, load_only)
+    if program is None:
+        return None
     if "optimized" in config.dump:
         print(f"== optimized @{fn.name} ==\n{fusion}", file=sys.stderr)
-    program = compile_plan(fusion)
     if "source" in config.dump:
         print(f"== source @{fn.name} ==\n{program.sources}", file=sys.stderr)
     run = program.run
@@ -63,11 +69,18 @@ def _numpy_program(fn: Function, optimized: Function | None = None):
 
 
 def _tiered_program(fn: Function):
-    from .ir.passes import optimize
+    """The compiled program at once if every kernel is in the disk cache (a warm start), else
+    the NumPy tier while the kernels compile in the background."""
+    from .codegen import Plan
+    from .ir.passes import fuse, optimize
     from .tiered import TieredProgram
     optimized = optimize(fn)
+    plan = Plan(fuse(optimized))
+    loaded = _numba_program(fn, plan, load_only=True)
+    if loaded is not None:
+        return loaded
     program = TieredProgram(fn.name, _numpy_program(fn, optimized),
-                            lambda: _numba_program(fn, optimized))
+                            lambda: _numba_program(fn, plan))
     program.function = fn
     return program
 

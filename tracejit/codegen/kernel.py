@@ -579,21 +579,21 @@ class LoopKernel:
         dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
         return f"{base}.reshape(({dims},))"
 
-    def parallel_gemm(self, m: str, n: str, epilogue) -> list[str]:
+    def parallel_gemm(self, m: str, n: str, by_rows: bool, epilogue) -> list[str]:
         """The GEMM of a 2-D float matmul group on the block ``lo:hi`` of its rows (of its
-        columns when the product is wider than tall; blas.gemm takes such views without
-        copies) and, when ``epilogue`` (the elementwise loop body over ``i0, i1``) is given,
-        the epilogue on that block at once, while it is in cache. One call with the whole
-        range computes everything."""
-        lines = []
-        for split, rows, cols, a, b, c in (
-                ("if", "range(lo, hi)", f"range({n})", "A[lo:hi]", "B", "mm[lo:hi]"),
-                ("else", f"range({m})", "range(lo, hi)", "A", "B[:, lo:hi]", "mm[:, lo:hi]")):
-            lines.append(f"if {m} >= {n}:" if split == "if" else "else:")
-            lines.append(f"    gemm({a}, {b}, {c})")
-            if epilogue:
-                lines += [f"    for i0 in {rows}:", f"        for i1 in {cols}:"]
-                lines += [f"            {e}" for e in epilogue]
+        columns when the product is wider than tall, ``by_rows`` False; blas.gemm takes such
+        views without copies) and, when ``epilogue`` (the elementwise loop body over ``i0,
+        i1``) is given, the epilogue on that block at once, while it is in cache. One call with
+        the whole range computes everything. The direction is fixed when the plan is built, so
+        the kernel compiles one GEMM call and one epilogue loop, not two of each."""
+        if by_rows:
+            rows, cols, call = "range(lo, hi)", f"range({n})", "gemm(A[lo:hi], B, mm[lo:hi])"
+        else:
+            rows, cols, call = f"range({m})", "range(lo, hi)", "gemm(A, B[:, lo:hi], mm[:, lo:hi])"
+        lines = [call]
+        if epilogue:
+            lines += [f"for i0 in {rows}:", f"    for i1 in {cols}:"]
+            lines += [f"        {e}" for e in epilogue]
         return lines
 
     def matmul_prelude(self, onames, epilogue=None) -> list[str]:
@@ -612,9 +612,10 @@ class LoopKernel:
             # transpose flags, no copy.
             lines += [f"A = {a}", f"B = {b}"]
             if mv.dtype.is_float:
-                self.span = max(mv.shape[-2], mv.shape[-1])
+                by_rows = mv.shape[-2] >= mv.shape[-1]
+                self.span = mv.shape[-2] if by_rows else mv.shape[-1]
                 self.splittable, self.min_block = True, MATMUL_ROWS
-                return lines + self.parallel_gemm(m, n, epilogue)
+                return lines + self.parallel_gemm(m, n, by_rows, epilogue)
             return lines + [f"for i in range({m}):",
                             f"    for j in range({n}):",
                             "        mm[i, j] = 0",

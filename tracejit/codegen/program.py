@@ -21,7 +21,8 @@ from .warm_load import load_cached
 class Program:
     """``program(leaves) -> tuple of arrays``: one call of the plan's entry."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, load_only: bool = False):
+        """``load_only``: raise NotCached instead of compiling a kernel."""
         self.plan = plan
         self.function = plan.fn
         self.fusion = plan.fusion
@@ -36,6 +37,8 @@ class Program:
                 for mod, sig in zip(self.modules, plan.signatures):
                     kernel = mod.kernel
                     if sig not in kernel.overloads and not load_cached(kernel, sig):
+                        if load_only:
+                            raise NotCached(mod.__name__)
                         kernel.compile(sig)
                     # Only the planned signature runs: other argument types (a read-only
                     # array) raise TypeError instead of compiling the kernel again.
@@ -134,12 +137,22 @@ def _references(items: list, i: int) -> int:
     return sys.getrefcount(items[i])
 
 
-def compile_plan(fusion: Fusion) -> Program:
+class NotCached(Exception):
+    """A kernel is not in the disk cache (Program(plan, load_only=True))."""
+
+
+def compile_plan(plan: Plan | Fusion, load_only: bool = False) -> Program | None:
+    """The program of a plan (or of a fusion's plan); with ``load_only``, None unless every
+    kernel loads from the disk cache."""
     from .blas import resolve_blas
     from .runtime import single_threaded_blas
+    plan = plan if isinstance(plan, Plan) else Plan(plan)
     with cache.lock:                # once-per-process set-ups: finished before any program runs
-        if any(g.kind == "matmul" for g in fusion.groups):
+        if any(g.kind == "matmul" for g in plan.fusion.groups):
             # Programs split matmuls across their own threads (threads.py): BLAS runs one.
             single_threaded_blas()
             resolve_blas()
-    return Program(Plan(fusion))
+    try:
+        return Program(plan, load_only)
+    except NotCached:
+        return None
