@@ -37,6 +37,26 @@ def _wait_for_compiles():
         program.wait()
 
 
+# While a compile runs in the background, Python's GIL switch interval is made short. Numba's
+# typing and lowering are Python and hold the GIL; the NumPy tier drops and takes it again
+# around every ufunc and BLAS call, and waited up to the default 5 ms each time it asked.
+_SWITCH_INTERVAL = 0.0002
+_compiling = 0
+_saved_interval = None
+_interval_lock = threading.Lock()
+
+
+def _shorter_gil_slices(delta: int):
+    global _compiling, _saved_interval
+    with _interval_lock:
+        if delta > 0 and _compiling == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_interval, _SWITCH_INTERVAL))
+        _compiling += delta
+        if delta < 0 and _compiling == 0 and _saved_interval is not None:
+            sys.setswitchinterval(_saved_interval)
+
+
 class TieredProgram:
     """``program(leaves)``: the compiled program once built, the NumPy tier until then."""
 
@@ -54,6 +74,7 @@ class TieredProgram:
 
     def _compile(self, build):
         start = time.perf_counter()
+        _shorter_gil_slices(+1)
         try:
             self.compiled = build()
         except BaseException as e:     # reported, never raised into a user's call
@@ -63,6 +84,7 @@ class TieredProgram:
                           "report it with the output of jit(f).lower(*args).",
                           CompileWarning, stacklevel=1)
         finally:
+            _shorter_gil_slices(-1)
             self.compile_seconds = time.perf_counter() - start
             self._done.set()
             _pending.discard(self)
