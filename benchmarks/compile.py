@@ -13,10 +13,10 @@ step (medians), NumPy eager on the same step where there is one, kernels and mod
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -141,6 +141,20 @@ def _busy(stop):
         sum(i * i for i in range(10000))
 
 
+@contextlib.contextmanager
+def busy_core():
+    """Another process keeping one core busy while the block runs (a shared machine)."""
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    busy = ctx.Process(target=_busy, args=(stop,), daemon=True)
+    busy.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        busy.join(5)
+
+
 def measure(case: str, tiered: bool, env: dict) -> dict:
     with tempfile.TemporaryDirectory() as d:
         e = dict(env, TRACEJIT_CACHE_DIR=d, TRACEJIT_TIERED="1" if tiered else "0",
@@ -159,32 +173,29 @@ def main(argv=None):
     contended = "--contended" in argv
     cases = [a for a in argv if a in CASES] or list(CASES)
     env = dict(os.environ)
-    stop = None
-    if contended:
-        ctx = multiprocessing.get_context("spawn")
-        stop = ctx.Event()
-        busy = ctx.Process(target=_busy, args=(stop,), daemon=True)
-        busy.start()
+    with contextlib.ExitStack() as stack:
+        if contended:
+            stack.enter_context(busy_core())
+        return _table(cases, env, contended)
+
+
+def _table(cases, env, contended):
     print("first-call latency, fresh processes (seconds; step columns in ms)"
           + (" -- with one core kept busy by another process" if contended else ""))
     print(f"{'case':8s} {'tier':9s} {'cold 1st':>8s} {'compiled':>8s} {'warm 1st':>8s} "
           f"{'jax 1st':>8s} {'tier1 ms':>8s} {'step ms':>8s} {'numpy ms':>8s} "
           f"{'kernels':>7s}")
     results = {}
-    try:
-        for case in cases:
-            for tiered in (True, False):
-                r = measure(case, tiered, env)
-                results[(case, tiered)] = r
-                c, w = r["cold"], r["warm"]
-                print(f"{case:8s} {'tiered' if tiered else 'untiered':9s} "
-                      f"{_fmt(c['first'])} {_fmt(c['compiled_at'])} {_fmt(w['first'], digits=3)} "
-                      f"{_fmt(r['jax'], digits=3)} {_fmt(c['first_tier_ms'])} "
-                      f"{_fmt(c['step_ms'])} {_fmt(c['numpy_ms'])} {c['modules']:7d}",
-                      flush=True)
-    finally:
-        if stop is not None:
-            stop.set()
+    for case in cases:
+        for tiered in (True, False):
+            r = measure(case, tiered, env)
+            results[(case, tiered)] = r
+            c, w = r["cold"], r["warm"]
+            print(f"{case:8s} {'tiered' if tiered else 'untiered':9s} "
+                  f"{_fmt(c['first'])} {_fmt(c['compiled_at'])} {_fmt(w['first'], digits=3)} "
+                  f"{_fmt(r['jax'], digits=3)} {_fmt(c['first_tier_ms'])} "
+                  f"{_fmt(c['step_ms'])} {_fmt(c['numpy_ms'])} {c['modules']:7d}",
+                  flush=True)
     return results
 
 

@@ -1,6 +1,7 @@
 """MLP training step (784-512-512-10, ReLU, softmax cross-entropy, batch 128, float32, SGD):
 ``jit`` of value_and_grad plus the update, beside the same step written by hand in NumPy (and
-PyTorch eager and jax.jit when installed). Run: ``python -m benchmarks.train_step``.
+PyTorch eager and jax.jit when installed). Run: ``python -m benchmarks.train_step``, or with
+``--contended`` while another process keeps one core busy.
 """
 from __future__ import annotations
 
@@ -146,5 +147,14 @@ def main(repeat: int = 50) -> dict:
     return results
 
 
+def contended(repeat: int = 50) -> dict:
+    """The same table while another process keeps one core busy (a shared machine)."""
+    from .compile import busy_core
+    with busy_core():
+        print("-- with one core kept busy by another process")
+        return main(repeat)
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 50)
+    args = [a for a in sys.argv[1:] if a != "--contended"]
+    (contended if "--contended" in sys.argv else main)(int(args[0]) if args else 50)
