@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 CASES = ("chain", "softmax", "mlp", "cnn")
 

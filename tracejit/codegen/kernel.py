@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numba
 
 from ..ir import ops
 from ..ir.passes.fusion import REDUCTIONS, FusionGroup, same_index

@@ -390,7 +390,8 @@ class JittedFunction:
         for i, (leaf_key, leaf) in enumerate(zip(key[2], leaves)):
             if isinstance(leaf_key, tuple) and leaf_key[:1] == ("other",):
                 # Produces the error that names the argument.
-                from .tracing import _rename, abstract_leaf
+                from .arguments import abstract_leaf
+                from .tracing import _rename
                 _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
                 abstract_leaf(leaf, _rename(paths[i], self._sig.arg_names))
         if self._keys:

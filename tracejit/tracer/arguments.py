@@ -1,0 +1,108 @@
+"""What an argument of a traced function traces as, and the arguments that cannot be traced.
+
+Anything the compiled code would get wrong is refused here with the argument's name (its path,
+``x`` or ``params['w']``) and what to do: an ndarray subclass with its own semantics
+(``np.matrix``, masked arrays; ``np.memmap`` is a plain array), a dtype the backend cannot
+hold, a byte-swapped array, a Python int beyond int64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import TensorType, dtypes
+from .errors import call_error
+from .tracer import Tracer
+
+
+def abstract_leaf(leaf, path: str = "") -> tuple[TensorType, bool]:
+    """The (type, weak) that a leaf argument traces as; anything the compiled code would get
+    wrong (an ndarray subclass with its own semantics, a dtype it cannot hold, a Python int
+    beyond int64) is refused here, naming the argument."""
+    name = path or "?"
+    if isinstance(leaf, Tracer):
+        return leaf._value.type, leaf._weak
+    if isinstance(leaf, (bool, int, float)) and not isinstance(leaf, np.generic):
+        if isinstance(leaf, int) and not isinstance(leaf, bool) and not _fits_int64(leaf):
+            raise call_error(
+                f"tracejit: argument {name} is a Python int {_short_int(leaf)}, which does "
+                "not fit in int64 (tracejit's widest integer).",
+                f"pass float({name}) if an approximation will do, or mark it static "
+                "(static_argnames=...) if it is a setting.", OverflowError)
+        return TensorType(dtypes.default_dtype_for_weak(dtypes.weak_kind_of(leaf)), ()), True
+    if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray \
+            and not isinstance(leaf, np.memmap):
+        raise call_error(
+            f"tracejit: argument {name} is a {type(leaf).__module__}."
+            f"{type(leaf).__qualname__}, an np.ndarray subclass with its own semantics "
+            f"({_subclass_semantics(leaf)}), which traced code would ignore, computing a "
+            "different result than NumPy.",
+            f"pass a plain array: np.asarray({name}), which drops those semantics"
+            + (f"; to keep the mask's effect, fill the masked values first, e.g. "
+               f"np.ma.filled({name}, 0.0), or pass {name}.mask as its own argument"
+               if isinstance(leaf, np.ma.MaskedArray) else
+               "; write matrix products with @" if isinstance(leaf, np.matrix) else "") + ".")
+    if isinstance(leaf, (np.ndarray, np.generic)):
+        return TensorType(_argument_dtype(leaf.dtype, name), leaf.shape), False
+    raise call_error(
+        f"tracejit: argument {name} has type {type(leaf).__name__}, which is not an array.",
+        "pass NumPy arrays, Python numbers, or tuples/lists/dicts of them; mark other "
+        "arguments static with static_argnums=... or static_argnames=...")
+
+
+def _subclass_semantics(leaf) -> str:
+    if isinstance(leaf, np.ma.MaskedArray):
+        return "its mask: masked elements are left out of sums, means, ..."
+    if isinstance(leaf, np.matrix):
+        return "* and ** are matrix products, results stay 2-D"
+    return "its methods and operators may differ from np.ndarray's"
+
+
+def _fits_int64(n: int) -> bool:
+    return -2**63 <= n < 2**63
+
+
+def _short_int(n: int) -> str:
+    if abs(n) < 10**40:
+        return str(n)
+    return f"of {n.bit_length()} bits"
+
+
+def _dtype_hint(dtype: np.dtype, name: str) -> str:
+    if dtype.fields is not None:
+        return f"pass each field as its own array, e.g. {name}[{dtype.names[0]!r}]"
+    if not dtype.isnative:
+        return (f"convert it to native byte order: {name}.astype({name}.dtype.newbyteorder"
+                "('='))")
+    kind = dtype.kind
+    if kind in "OSUV":
+        return ("pass numeric arrays; if it holds numbers, convert it with "
+                f"np.asarray({name}, dtype=np.float64); if it is a setting, mark it static "
+                "(static_argnames=...)")
+    if kind == "c":
+        return f"complex numbers are not supported: pass {name}.real and {name}.imag"
+    if kind in "mM":
+        return (f"convert it to numbers first, e.g. {name}.astype(np.int64) (in the dtype's "
+                f"units) or ({name} - start) / np.timedelta64(1, 's')")
+    if kind == "f":
+        return f"convert it: {name}.astype(np.float32)"
+    if dtype == np.uint64:
+        return (f"convert it: {name}.astype(np.int64) if its values fit, else "
+                f"{name}.astype(np.float64)")
+    if kind in "iu":
+        return f"convert it: {name}.astype(np.int32) (or np.int64)"
+    return f"convert it to one of the supported dtypes with {name}.astype(...)"
+
+
+def _argument_dtype(dtype: np.dtype, name: str) -> dtypes.DType:
+    """The IR dtype of an argument's NumPy dtype, or an error naming the argument."""
+    if dtype.isnative:
+        try:
+            return dtypes.as_dtype(dtype)
+        except TypeError:
+            pass
+    supported = ", ".join(d.name for d in dtypes.all_dtypes())
+    what = (f"has the structured dtype {dtype}" if dtype.fields is not None else
+            f"has the non-native byte order dtype {dtype.str!r}" if not dtype.isnative else
+            f"has dtype {dtype}")
+    raise call_error(f"tracejit: argument {name} {what}, which tracejit cannot compile; "
+                     f"supported dtypes: {supported}.", _dtype_hint(dtype, name))
