@@ -6,7 +6,7 @@ kinds of rule live beside their users and register here too, so that one table s
 op is generated (tests/test_op_coverage.py checks that none is missing):
 
 - ``index``: layout ops, folded into index arithmetic (codegen/kernel.py)
-- ``reduce``: reductions, as accumulators inside a loop nest (codegen/kernel.py)
+- ``reduce``: reductions, as accumulators inside a loop nest (codegen/reduction.py)
 - ``kernel``: ops with their own loop structure (codegen/templates.py)
 - ``movement``: ops that only move data, done by NumPy in the program (codegen/movement.py)
 - ``plan``: ops the executable plan handles itself (constants, matmul, barriers, debug_print,

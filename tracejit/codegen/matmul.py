@@ -1,0 +1,85 @@
+"""The product of a matmul kernel: BLAS on a block of rows or columns, its epilogue on the
+same block, and integer or batched products as loops. A mixin of kernel.LoopKernel."""
+from __future__ import annotations
+
+from ..ir import ops
+from .emitters import np_name
+
+MATMUL_WORK = 64      # multiply-adds of a matmul that count as one element of loop work
+MATMUL_ROWS = 16      # fewest rows (or columns) of a matmul's output per thread
+
+
+class MatmulKernel:
+    def operand(self, v) -> str:
+        """A matmul operand: an input array, or a view of one (its group's operand ops)."""
+        op = self.defined.get(v)
+        if op is None:
+            return self.array(v)
+        base = self.operand(op.operands[0])
+        if op.opdef is ops.transpose:
+            return f"{base}.T"
+        dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
+        return f"{base}.reshape(({dims},))"
+
+    def parallel_gemm(self, m: str, n: str, by_rows: bool, epilogue) -> list[str]:
+        """The GEMM of a 2-D float matmul group on the block ``lo:hi`` of its rows (of its
+        columns when the product is wider than tall, ``by_rows`` False; blas.gemm takes such
+        views without copies) and, when ``epilogue`` (the elementwise loop body over ``i0,
+        i1``) is given, the epilogue on that block at once, while it is in cache. One call with
+        the whole range computes everything. The direction is fixed when the plan is built, so
+        the kernel compiles one GEMM call and one epilogue loop, not two of each."""
+        if by_rows:
+            rows, cols, call = "range(lo, hi)", f"range({n})", "gemm(A[lo:hi], B, mm[lo:hi])"
+        else:
+            rows, cols, call = f"range({m})", "range(lo, hi)", "gemm(A, B[:, lo:hi], mm[:, lo:hi])"
+        lines = [call]
+        if epilogue:
+            lines += [f"for i0 in {rows}:", f"    for i1 in {cols}:"]
+            lines += [f"        {e}" for e in epilogue]
+        return lines
+
+    def matmul_prelude(self, onames, epilogue=None) -> list[str]:
+        head = self.g.head
+        a, b = (self.operand(v) for v in head.operands)
+        mv = head.result
+        target = next((onames[v] for v in self.g.outputs
+                       if v.dtype == mv.dtype and v.shape == mv.shape), None)
+        rank = mv.type.ndim
+        dims = ", ".join(self.size(("F", d), mv.shape[d]) for d in range(rank))
+        lines = [f"mm = {target}" if target else f"mm = np.empty(({dims},), {np_name(mv.dtype)})"]
+        kdim = self.size(("K",), head.operands[0].shape[-1])
+        m, n = (self.size(("F", rank - 2), mv.shape[-2]), self.size(("F", rank - 1), mv.shape[-1]))
+        if rank == 2:
+            # A and B may be F-contiguous (transposed views): BLAS reads them with its
+            # transpose flags, no copy.
+            lines += [f"A = {a}", f"B = {b}"]
+            if mv.dtype.is_float:
+                by_rows = mv.shape[-2] >= mv.shape[-1]
+                self.span = mv.shape[-2] if by_rows else mv.shape[-1]
+                self.splittable, self.min_block = True, MATMUL_ROWS
+                return lines + self.parallel_gemm(m, n, by_rows, epilogue)
+            return lines + [f"for i in range({m}):",
+                            f"    for j in range({n}):",
+                            "        mm[i, j] = 0",
+                            f"    for kk in range({kdim}):",
+                            "        x = A[i, kk]",
+                            f"        for j in range({n}):",
+                            "            mm[i, j] += x * B[kk, j]"]
+        batch = "1"
+        for d in range(rank - 2):
+            batch = f"{batch} * {self.size(('F', d), mv.shape[d])}"
+        lines += [f"A = np.ascontiguousarray({a}).reshape(({batch}, {m}, {kdim}))",
+                  f"B = np.ascontiguousarray({b}).reshape(({batch}, {kdim}, {n}))",
+                  f"M = mm.reshape(({batch}, {m}, {n}))"]
+        if mv.dtype.is_float:
+            lines += [f"for q in range({batch}):", "    gemm(A[q], B[q], M[q])"]
+        else:
+            lines += [f"for q in range({batch}):",
+                      f"    for i in range({m}):",
+                      f"        for j in range({n}):",
+                      "            M[q, i, j] = 0",
+                      f"        for kk in range({kdim}):",
+                      "            x = A[q, i, kk]",
+                      f"            for j in range({n}):",
+                      "                M[q, i, j] += x * B[q, kk, j]"]
+        return lines
