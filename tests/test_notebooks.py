@@ -60,7 +60,9 @@ def test_notebook_executes_without_errors(name):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     # Raises CellExecutionError (naming the cell and the traceback) on the first failing cell.
-    build.execute(nb, timeout=300, env={"TRACEJIT_NOTEBOOK_QUICK": "1"})
+    # No per-cell time limit: how long a busy machine takes to compile is no failure (a cell
+    # once ran out of 300 s that way); CI's own limit stops a hang.
+    build.execute(nb, timeout=None, env={"TRACEJIT_NOTEBOOK_QUICK": "1"})
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code)
     if name[:2] in ("02", "03", "04"):

@@ -98,7 +98,7 @@ class BlockPool:
             job.work()
             deadline = time.perf_counter() + SPIN_SECONDS
             while len(job.done) < chunks and time.perf_counter() < deadline:
-                time.sleep(0)
+                os.sched_yield()      # lets the GIL go, and the CPU to a worker woken here
             job.finished.wait()
             # every block is done: a worker still returning from work() must not keep the
             # arguments (a program reuses a result buffer only when nobody else holds it)
