@@ -13,6 +13,7 @@ from .autodiff import (checkpoint, custom_vjp, grad, jacfwd, jacrev, jvp, value_
 from .codegen.cache import CacheWarning, clear_cache
 from .config import config
 from .debugging import debug_print
+from .tiered import CompileWarning
 from .tracer import (ConcretizationError, EscapedTracerError, RetraceWarning, Tracer,
                      TracerError, UnsupportedError, jit, make_ir, register_pytree_node,
                      tree_map)
@@ -22,7 +23,8 @@ __version__ = "0.1.0"
 __all__ = ["ir", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
            "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
-           "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning"]
+           "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",
+           "CompileWarning"]
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.
