@@ -1,0 +1,140 @@
+"""Gathers on Tracers: np.take, np.take_along_axis and ``gather_linear``, which integer-array
+indexing (indexing.py) lowers to. Constant indices are bounds-checked at trace time, traced
+ones when the program runs.
+
+Kept apart because index handling (negative and out-of-range indices, take modes, merging
+indexed axes into one) is its own subject; callers reach these as ``primitives.NAME``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import dtypes, ops
+from .elementwise import (add, clip, greater_equal, less, logical_and, multiply, remainder,
+                          where)
+from .errors import numpy_error
+from .primitives import broadcast_shapes, convert, dt, emit, lift
+from .shapes import broadcast_to, iota, normalize_axis, reshape, transpose
+from .tracer import Tracer
+
+
+def take(x, indices, axis=None, mode="raise"):
+    """np.take. mode="raise" checks constant indices now and traced ones when the program
+    runs; "clip" and "wrap" bring every index into range first, as NumPy does."""
+    x = lift(x)
+    if mode not in ("raise", "clip", "wrap"):
+        raise numpy_error(ValueError, f"np.take: mode must be 'raise', 'clip' or 'wrap', got "
+                          f"{mode!r}", "pass one of those modes")
+    idx = lift(indices, x._trace)
+    if not dt(idx).is_int:
+        raise numpy_error(IndexError, f"np.take: indices must be integers, got {idx.dtype}",
+                          "convert them with .astype(np.int64)")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    if n == 0 and idx.size:
+        raise numpy_error(IndexError, f"cannot do a non-empty take from an empty axis (axis "
+                          f"{axis} of shape {x.shape})", "check the shape of the array")
+    idx = convert(idx, dtypes.int64)
+    if mode == "clip":          # negative indices clip to 0: they do not count from the end
+        idx = clip(idx, np.int64(0), np.int64(n - 1))
+    elif mode == "wrap":
+        idx = remainder(idx, np.int64(n))
+    else:
+        # The take op itself counts negative indices from the end and fails on the others.
+        known = constant_value(idx)
+        if known is not None:
+            check_bounds(known, n, axis)
+    return emit(x._trace, ops.take, [x, idx], weak=x._weak, axis=axis)
+
+
+def constant_value(x: Tracer) -> np.ndarray | None:
+    """The value of a Tracer made by a constant op (through broadcasts and converts)."""
+    op = x._value.op
+    while op is not None and op.opdef in (ops.broadcast_in_dim, ops.convert, ops.reshape):
+        op = op.operands[0].op
+    if op is None or op.opdef is not ops.constant:
+        return None
+    return np.asarray(op.attrs["value"])
+
+
+def check_bounds(indices: np.ndarray, n: int, axis: int) -> None:
+    """Constant indices out of range fail at trace time, at the user's line."""
+    if indices.size:
+        bad = indices[(indices < -n) | (indices >= n)]
+        if bad.size:
+            raise numpy_error(IndexError, f"index {bad.flat[0]} is out of bounds for axis "
+                              f"{axis} with size {n}",
+                              "indices must lie in [-n, n); np.take(..., mode='clip' or "
+                              "'wrap') brings them into range")
+
+
+def wrap_index(idx: Tracer, n: int) -> Tracer:
+    """Negative indices count from the end, as in NumPy."""
+    idx = convert(idx, dtypes.int64)
+    return where(less(idx, 0), add(idx, np.int64(n)), idx)
+
+
+def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int],
+                  in_range: list[bool] | None = None) -> Tracer:
+    """x[..., i0, ..., i1, ...] with index arrays on ``axes`` (broadcast together) and full
+    slices elsewhere; the indexed axes are replaced by the broadcast index shape, placed where
+    the first indexed axis was. Works by merging the indexed axes into one and taking along it.
+
+    A traced index outside [-n, n) of its axis must fail as in NumPy, but in the merged
+    (linear) index it could land on another element; so such positions get the index
+    ``merged``, which the take op rejects when the program runs. Constant indices are checked
+    now; ``in_range[k]`` marks index arrays known to be in range (iotas).
+    """
+    shape = broadcast_shapes(*(i.shape for i in index_arrays))
+    first = axes[0]
+    rest = [a for a in range(x.ndim) if a not in axes]
+    perm = rest[:first] + list(axes) + rest[first:]
+    xt = transpose(x, perm)
+    merged = math.prod(x.shape[a] for a in axes)
+    xt = reshape(xt, [x.shape[a] for a in rest[:first]] + [merged]
+                 + [x.shape[a] for a in rest[first:]])
+    in_range = in_range or [False] * len(index_arrays)
+    linear = valid = None
+    stride = 1
+    for idx, a, known in reversed(list(zip(index_arrays, axes, in_range))):
+        n = x.shape[a]
+        idx = convert(broadcast_to(idx, shape), dtypes.int64)
+        value = constant_value(idx)
+        if value is not None:
+            check_bounds(value, n, a)
+        if len(index_arrays) == 1:
+            linear = idx        # the take op counts negatives from the end, rejects the rest
+            break
+        term = wrap_index(idx, n)
+        if value is None and not known:
+            ok = logical_and(greater_equal(term, np.int64(0)), less(term, np.int64(n)))
+            valid = ok if valid is None else logical_and(valid, ok)
+        if stride != 1:
+            term = multiply(term, np.int64(stride))
+        linear = term if linear is None else add(linear, term)
+        stride *= n
+    if valid is not None:
+        linear = where(valid, linear, np.int64(merged))
+    return emit(x._trace, ops.take, [xt, linear], weak=x._weak, axis=first)
+
+
+def take_along_axis(x, indices, axis):
+    x = lift(x)
+    idx = lift(indices, x._trace)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    if idx.ndim != x.ndim:
+        raise numpy_error(ValueError, "`indices` and `arr` must have the same number of "
+                          f"dimensions (shapes {idx.shape} and {x.shape})",
+                          "add size-1 axes to the indices, e.g. indices[:, None]")
+    shape = broadcast_shapes(tuple(1 if i == axis else n for i, n in enumerate(x.shape)),
+                             tuple(1 if i == axis else n for i, n in enumerate(idx.shape)))
+    shape = tuple(idx.shape[i] if i == axis else n for i, n in enumerate(shape))
+    arrays = [iota(shape, d, trace=x._trace) if d != axis else broadcast_to(idx, shape)
+              for d in range(x.ndim)]
+    return gather_linear(x, arrays, list(range(x.ndim)), [d != axis for d in range(x.ndim)])
