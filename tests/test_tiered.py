@@ -59,9 +59,9 @@ def test_untiered_jit_runs_compiled_code_from_the_first_call():
 
 
 def test_a_failed_background_compile_warns_once_and_keeps_running_on_numpy(monkeypatch):
-    def broken(fn, plan=None, load_only=False):
-        if load_only:
-            return None                  # nothing in the disk cache
+    def broken(fn, plan=None, in_process_only=False):
+        if in_process_only:
+            return None                  # nothing compiled in this process
         raise RuntimeError("kernel k3 did not compile")
     monkeypatch.setattr(backend, "_numba_program", broken)
     f = tracejit.jit(lambda x: np.tanh(x) * 2, tiered=True)

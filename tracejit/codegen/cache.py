@@ -175,6 +175,11 @@ def load(source: str, prefix: str = "k"):
         return mod
 
 
+def loaded(source: str, prefix: str = "k"):
+    """The module for ``source`` if this process has it already, else None (nothing run)."""
+    return _MODULES.get(module_name(source, prefix))
+
+
 def seal(modules):
     """Record checksums of these modules' Numba cache files (after they compiled), unless the
     recorded ones are already right or their folder is not written to."""

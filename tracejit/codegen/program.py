@@ -21,15 +21,22 @@ from .warm_load import load_cached
 class Program:
     """``program(leaves) -> tuple of arrays``: one call of the plan's entry."""
 
-    def __init__(self, plan: Plan, load_only: bool = False):
-        """``load_only``: raise NotCached instead of compiling a kernel."""
+    def __init__(self, plan: Plan, in_process_only: bool = False):
+        """``in_process_only``: raise NotCached unless every kernel is compiled in this
+        process already (nothing is loaded from disk or compiled)."""
         self.plan = plan
         self.function = plan.fn
         self.fusion = plan.fusion
         # Programs of other functions (in other threads too) share kernels when their code is
         # the same: one at a time loads, checks and compiles them.
         with cache.lock:
-            self.modules = [cache.load(src) for src in plan.kernel_sources]
+            if in_process_only:
+                self.modules = [cache.loaded(src) for src in plan.kernel_sources]
+                if any(m is None or sig not in m.kernel.overloads
+                       for m, sig in zip(self.modules, plan.signatures)):
+                    raise NotCached()
+            else:
+                self.modules = [cache.load(src) for src in plan.kernel_sources]
             with warnings.catch_warnings():
                 # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
                 # act on, not the user's: benchmarks/profile_plan.py is where it shows.
@@ -37,8 +44,6 @@ class Program:
                 for mod, sig in zip(self.modules, plan.signatures):
                     kernel = mod.kernel
                     if sig not in kernel.overloads and not load_cached(kernel, sig):
-                        if load_only:
-                            raise NotCached(mod.__name__)
                         kernel.compile(sig)
                     # Only the planned signature runs: other argument types (a read-only
                     # array) raise TypeError instead of compiling the kernel again.
@@ -138,12 +143,12 @@ def _references(items: list, i: int) -> int:
 
 
 class NotCached(Exception):
-    """A kernel is not in the disk cache (Program(plan, load_only=True))."""
+    """A kernel is not compiled in this process (Program(plan, in_process_only=True))."""
 
 
-def compile_plan(plan: Plan | Fusion, load_only: bool = False) -> Program | None:
-    """The program of a plan (or of a fusion's plan); with ``load_only``, None unless every
-    kernel loads from the disk cache."""
+def compile_plan(plan: Plan | Fusion, in_process_only: bool = False) -> Program | None:
+    """The program of a plan (or of a fusion's plan); with ``in_process_only``, None unless
+    every kernel is compiled in this process already."""
     from .blas import resolve_blas
     from .runtime import single_threaded_blas
     plan = plan if isinstance(plan, Plan) else Plan(plan)
@@ -153,6 +158,6 @@ def compile_plan(plan: Plan | Fusion, load_only: bool = False) -> Program | None
             single_threaded_blas()
             resolve_blas()
     try:
-        return Program(plan, load_only)
+        return Program(plan, in_process_only)
     except NotCached:
         return None
