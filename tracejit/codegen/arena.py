@@ -8,9 +8,9 @@ intermediate an offset in one arena, packed by liveness (two intermediates share
 no kernel runs while both are alive), and the Program passes the same arena to every call.
 
 ``pack`` places the buffers; ``Arena`` hands the arena to one call at a time, like a caching
-allocator holding the program's peak of intermediate memory between calls. The entry holds the
-GIL, so two calls of a program overlap only while debug_print's object-mode block runs Python
-(another thread may then call the same program): such a call gets a fresh block.
+allocator holding the program's peak of intermediate memory between calls. The entry is Python
+and its kernels release the GIL, so two threads may run one program at once: the second call
+gets a fresh block.
 """
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import linecache
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -127,14 +128,18 @@ class _ResultPool:
         self.specs = [(tuple(v.shape), v.type.dtype.np) for v in values]
         self.pool = [None] * len(values)
         self._unheld = [np.empty(0)]      # referred to by this list only
+        # Two threads may run one program at once (its kernels release the GIL): between one
+        # call's check and its list holding the buffers, another call must not take them too.
+        self._lock = threading.Lock()
 
     def __call__(self) -> list:
-        free = _references(self._unheld, 0)
-        pool = self.pool
-        for i, (shape, dtype) in enumerate(self.specs):
-            if pool[i] is None or _references(pool, i) > free:
-                pool[i] = np.empty(shape, dtype)
-        return list(pool)
+        with self._lock:
+            free = _references(self._unheld, 0)
+            pool = self.pool
+            for i, (shape, dtype) in enumerate(self.specs):
+                if pool[i] is None or _references(pool, i) > free:
+                    pool[i] = np.empty(shape, dtype)
+            return list(pool)
 
 
 def _references(items: list, i: int) -> int:
