@@ -92,6 +92,27 @@ def test_random_programs_on_size_one_dims_on_the_numpy_first_tier_match_the_inte
     _run_both(*program, backend="numpy")
 
 
+def _run_with_small_groups_on_numpy(fn, inputs):
+    """The compiled program with every loop group and gather run by NumPy inside the entry
+    (plan.NUMPY_GROUP_MAX: by default only small ones are)."""
+    from tracejit.codegen import Plan, Program
+    from tracejit.ir.passes import fuse, optimize
+    try:
+        with np.errstate(all="ignore"):
+            expected = interpret(fn, inputs)
+    except (ValueError, IndexError):
+        return
+    plan = Plan(fuse(optimize(fn)), numpy_max=1 << 62)
+    assert not any(g.kind == "loop" for g in plan.kernel_groups)
+    _same(expected, Program(plan)(inputs))
+
+
+@settings(max_examples=25)
+@given(random_programs(max_ops=8, special_values=False))
+def test_random_programs_with_small_groups_on_numpy_match_the_interpreter(program):
+    _run_with_small_groups_on_numpy(*program)
+
+
 _CHAINS = ["add", "sub", "mul", "div", "maximum", "minimum", "exp", "tanh", "neg", "abs",
            "broadcast_in_dim", "reshape", "transpose", "slice", "rev", "reduce_sum",
            "reduce_max", "reduce_min", "argmax", "constant", "where", "gt"]

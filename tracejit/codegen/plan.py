@@ -12,19 +12,29 @@ percent of a training step. ``optimization_barrier`` results alias their operand
 """
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 from numba import from_dtype, types
 
-from ..ir import ops
+from ..ir import Function, ops
 from ..ir.passes.fusion import Fusion
 from ..ir.passes.liveness import nbytes
 from .arena import pack
 from .kernel import KernelSpec, generate_kernel
 from .movement import is_movement, movement_lines
+from .numpy_tier import NumpyProgram
 
 # Work (elements, or a matmul's multiply-adds / 64) from which a kernel runs on blocks in all
 # threads (threads.py). Measured with benchmarks.backend's run_parallel_min.
 PARALLEL_MIN = 1 << 17
+
+# Loop groups (and gathers) of at most this many elements run their ops on NumPy inside the
+# entry instead of compiling a kernel: a small kernel costs 0.2-0.3 s to compile and saves
+# microseconds a call (the cross-entropy and bias pieces of a training step).
+# TRACEJIT_NUMPY_GROUP_MAX changes it; the test suite sets 0, so that it tests kernels.
+NUMPY_GROUP_MAX = 2048
 
 # Results of at least this many bytes are written into buffers that the Program keeps and
 # passes in (``r*`` parameters), reusing one when the caller no longer holds the result of an
@@ -35,17 +45,24 @@ PARALLEL_MIN = 1 << 17
 POOL_MIN = 1 << 20
 
 
+def _numpy_group_max() -> int:
+    v = os.environ.get("TRACEJIT_NUMPY_GROUP_MAX", "").strip()
+    return int(v) if v.lstrip("-").isdigit() else NUMPY_GROUP_MAX
+
+
 def array_type(v):
     """The Numba type of an array holding ``v`` in a program: every one is C-contiguous."""
     return types.Array(from_dtype(v.type.dtype.np), v.type.ndim, "C")
 
 
 class Plan:
-    def __init__(self, fusion: Fusion, par_min: int = PARALLEL_MIN):
+    def __init__(self, fusion: Fusion, par_min: int = PARALLEL_MIN,
+                 numpy_max: int | None = None):
         self.fusion = fusion
         fn = fusion.function
         self.fn = fn
         self.par_min = par_min
+        self.numpy_max = _numpy_group_max() if numpy_max is None else numpy_max
         self.names: dict = {p: f"p{i}" for i, p in enumerate(fn.params)}
         self.globals: dict = {}            # name -> object, the entry's module globals
         self.lines: list[str] = []
@@ -165,6 +182,8 @@ class Plan:
             elif is_movement(g):
                 out = self.buffer(g.outputs[0])
                 self.lines += movement_lines(g, self.array, out)
+            elif self._small(g):
+                self._numpy_group(g)
             else:
                 self._kernel_call(g)
         # Results are fresh arrays: one that would share memory with an argument, a constant
@@ -199,6 +218,27 @@ class Plan:
         self.lines.append(f"{name} = {self.array(op.operands[0])}.reshape("
                           f"{tuple(op.result.shape)})")
         self.names[op.result] = name
+
+    def _small(self, g) -> bool:
+        if g.kind == "loop":
+            work = math.prod(g.space)
+        elif g.kind == "op" and g.ops[0].opdef in (ops.take, ops.scatter_add):
+            work = math.prod(g.ops[0].result.shape)
+        else:
+            return False
+        return work <= self.numpy_max
+
+    def _numpy_group(self, g):
+        """A small group's ops run by the NumPy tier's executor: fresh C-contiguous arrays."""
+        runner = self.constant("G", NumpyProgram(Function(
+            f"g{g.id}", list(g.inputs), list(g.ops), list(g.outputs))))
+        outs = []
+        for v in g.outputs:
+            self.names[v] = name = f"b{self.buffers}"
+            self.buffers += 1
+            outs.append(name)
+        ins = ", ".join(self.array(v) for v in g.inputs)
+        self.lines.append(f"{', '.join(outs)}, = {runner}([{ins}])")
 
     def _kernel_call(self, g):
         spec = generate_kernel(g, self.par_min)
