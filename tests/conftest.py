@@ -3,7 +3,6 @@ Tests run compiled code from the first call (untiered); tests/test_tiered.py tes
 import os
 
 os.environ.setdefault("TRACEJIT_TIERED", "0")   # before tracejit reads its config
-os.environ.setdefault("TRACEJIT_NUMPY_GROUP_MAX", "0")   # every group a kernel (plan.py)
 
 from hypothesis import HealthCheck, settings
 

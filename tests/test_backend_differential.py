@@ -94,7 +94,7 @@ def test_random_programs_on_size_one_dims_on_the_numpy_first_tier_match_the_inte
 
 def _run_with_small_groups_on_numpy(fn, inputs):
     """The compiled program with every loop group and gather run by NumPy inside the entry
-    (plan.NUMPY_GROUP_MAX: by default only small ones are)."""
+    (config.numpy_group_max, off by default)."""
     from tracejit.codegen import Plan, Program
     from tracejit.ir.passes import fuse, optimize
     try:

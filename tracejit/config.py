@@ -9,6 +9,8 @@ TRACEJIT_CACHE_DIR=path       where compiled kernels are cached on disk
 TRACEJIT_RETRACE_WARN=8       warn once when a function has been traced this many times
 TRACEJIT_BACKEND=numba        the default backend of jit: numba, numpy (the first tier alone), or
                               interpreter (the reference)
+TRACEJIT_NUMPY_GROUP_MAX=0   loop groups of at most this many elements run on NumPy instead of
+                              compiling a kernel (faster compiles, slower steps: codegen/plan.py)
 TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
                               0 waits for the compiled kernels before the first call returns
 """
@@ -33,6 +35,8 @@ class Config:
     retrace_warn: int = field(default_factory=lambda: int(
         os.environ.get("TRACEJIT_RETRACE_WARN", "8")))
     backend: str = field(default_factory=lambda: os.environ.get("TRACEJIT_BACKEND", "numba"))
+    numpy_group_max: int = field(default_factory=lambda: int(
+        os.environ.get("TRACEJIT_NUMPY_GROUP_MAX", "0") or 0))
     tiered: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_TIERED", "1").strip()
                          .lower() not in ("0", "false", "no", "off"))
 

@@ -13,11 +13,11 @@ percent of a training step. ``optimization_barrier`` results alias their operand
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 from numba import from_dtype, types
 
+from ..config import config
 from ..ir import Function, ops
 from ..ir.passes.fusion import Fusion
 from ..ir.passes.liveness import nbytes
@@ -31,10 +31,11 @@ from .numpy_tier import NumpyProgram
 PARALLEL_MIN = 1 << 17
 
 # Loop groups (and gathers) of at most this many elements run their ops on NumPy inside the
-# entry instead of compiling a kernel: a small kernel costs 0.2-0.3 s to compile and saves
-# microseconds a call (the cross-entropy and bias pieces of a training step).
-# TRACEJIT_NUMPY_GROUP_MAX changes it; the test suite sets 0, so that it tests kernels.
-NUMPY_GROUP_MAX = 2048
+# entry instead of compiling a kernel. Off by default (0): for the MLP step, 2048 (its
+# cross-entropy pieces) cut the cold compile from 4.9 to 2.7-3.0 s, but cost 0.5-1.5 ms a step
+# (5.0 -> 5.5-6.0 ms, measured in one process): NumPy's per-op overhead on ten small groups.
+# config.numpy_group_max (TRACEJIT_NUMPY_GROUP_MAX) sets it, for programs compiled often and
+# run little.
 
 # Results of at least this many bytes are written into buffers that the Program keeps and
 # passes in (``r*`` parameters), reusing one when the caller no longer holds the result of an
@@ -43,11 +44,6 @@ NUMPY_GROUP_MAX = 2048
 # MADV_HUGEPAGE, whose direct compaction stalls here). Smaller buffers come back from
 # malloc's heap without faults anyway.
 POOL_MIN = 1 << 20
-
-
-def _numpy_group_max() -> int:
-    v = os.environ.get("TRACEJIT_NUMPY_GROUP_MAX", "").strip()
-    return int(v) if v.lstrip("-").isdigit() else NUMPY_GROUP_MAX
 
 
 def array_type(v):
@@ -62,7 +58,7 @@ class Plan:
         fn = fusion.function
         self.fn = fn
         self.par_min = par_min
-        self.numpy_max = _numpy_group_max() if numpy_max is None else numpy_max
+        self.numpy_max = config.numpy_group_max if numpy_max is None else numpy_max
         self.names: dict = {p: f"p{i}" for i, p in enumerate(fn.params)}
         self.globals: dict = {}            # name -> object, the entry's module globals
         self.lines: list[str] = []
