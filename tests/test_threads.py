@@ -38,8 +38,7 @@ def _first_calls_at_once(functions) -> list:
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=600)            # a deadlock guard, not a timing assumption
-        assert not t.is_alive(), "a thread is still compiling after 10 minutes: deadlock?"
+        t.join()          # no time limit: a busy machine compiles slowly; CI's limit stops a hang
     return errors
 
 
