@@ -8,8 +8,9 @@ JAX is installed.
     python -m benchmarks.compile --contended mlp   # with the other core kept busy
 
 Columns: first call (wall clock, tracing included; the NumPy first tier unless untiered),
-time until the compiled tier is in use, a first-tier step while kernels compile and a compiled
-step (medians), NumPy eager on the same step where there is one, kernels and modules compiled.
+time until the mixed tier (large kernels compiled, small groups on NumPy) and the compiled tier
+are in use, a first-tier step and a mixed-tier step while kernels compile, a compiled step
+(medians), NumPy eager on the same step where there is one, kernels and modules compiled.
 """
 from __future__ import annotations
 
@@ -60,12 +61,16 @@ imported = time.perf_counter() - t0
 t1 = time.perf_counter()
 f(*args)
 first = time.perf_counter() - t1
-first_tier = []
+first_tier, mixed, mixed_at = [], [], None
 while f.stats()[0]["tier"] != "compiled" and f.stats()[0]["calls"] is not None:
     if f.stats()[0]["compile_seconds"] is not None:
         break                                    # the compile failed
-    t = time.perf_counter(); f(*args); first_tier.append(time.perf_counter() - t)
-    if len(first_tier) >= 200:
+    tier = f.stats()[0]["tier"]
+    if tier == "mixed" and mixed_at is None:
+        mixed_at = time.perf_counter() - t1
+    t = time.perf_counter(); f(*args)
+    (mixed if tier == "mixed" else first_tier).append(time.perf_counter() - t)
+    if len(first_tier) + len(mixed) >= 400:
         f.wait_compiled()
 f.wait_compiled()
 compiled_at = time.perf_counter() - t1
@@ -80,6 +85,8 @@ if eager is not None:
     numpy_ms = statistics.median(ts) * 1e3
 st = cache.stats()
 print(json.dumps({"import": imported, "first": first, "compiled_at": compiled_at,
+                  "mixed_at": mixed_at,
+                  "mixed_ms": statistics.median(mixed) * 1e3 if mixed else None,
                   "first_tier_ms": statistics.median(first_tier) * 1e3 if first_tier else None,
                   "first_tier_calls": len(first_tier),
                   "step_ms": statistics.median(steps) * 1e3, "numpy_ms": numpy_ms,
@@ -181,8 +188,9 @@ def main(argv=None):
 def _table(cases, env, contended):
     print("first-call latency, fresh processes (seconds; step columns in ms)"
           + (" -- with one core kept busy by another process" if contended else ""))
-    print(f"{'case':8s} {'tier':9s} {'cold 1st':>8s} {'compiled':>8s} {'warm 1st':>8s} "
-          f"{'jax 1st':>8s} {'tier1 ms':>8s} {'step ms':>8s} {'numpy ms':>8s} "
+    print(f"{'case':8s} {'tier':9s} {'cold 1st':>8s} {'mixed':>8s} {'compiled':>8s} "
+          f"{'warm 1st':>8s} {'jax 1st':>8s} {'tier1 ms':>8s} {'mixed ms':>8s} {'step ms':>8s} "
+          f"{'numpy ms':>8s} "
           f"{'kernels':>7s}")
     results = {}
     for case in cases:
@@ -191,8 +199,9 @@ def _table(cases, env, contended):
             results[(case, tiered)] = r
             c, w = r["cold"], r["warm"]
             print(f"{case:8s} {'tiered' if tiered else 'untiered':9s} "
-                  f"{_fmt(c['first'])} {_fmt(c['compiled_at'])} {_fmt(w['first'], digits=3)} "
-                  f"{_fmt(r['jax'], digits=3)} {_fmt(c['first_tier_ms'])} "
+                  f"{_fmt(c['first'])} {_fmt(c['mixed_at'])} {_fmt(c['compiled_at'])} "
+                  f"{_fmt(w['first'], digits=3)} {_fmt(r['jax'], digits=3)} "
+                  f"{_fmt(c['first_tier_ms'])} {_fmt(c['mixed_ms'])} "
                   f"{_fmt(c['step_ms'])} {_fmt(c['numpy_ms'])} {c['modules']:7d}",
                   flush=True)
     return results

@@ -3,6 +3,9 @@ Tests run compiled code from the first call (untiered); tests/test_tiered.py tes
 import os
 
 os.environ.setdefault("TRACEJIT_TIERED", "0")   # before tracejit reads its config
+# No compile worker processes beside the test processes (tests/test_compile_workers.py has
+# its own): two pytest workers on two cores are busy enough.
+os.environ.setdefault("TRACEJIT_COMPILE_WORKERS", "0")
 
 from hypothesis import HealthCheck, settings
 

@@ -103,3 +103,30 @@ def test_a_training_step_on_the_numpy_tier_matches_the_compiled_step(batch):
     np.testing.assert_allclose(on_numpy[0], compiled[0], rtol=1e-12)
     for a, b in zip(on_numpy[1], compiled[1]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def _large_and_small(x, w, t):
+    h = np.tanh(x @ w)                     # 4096 elements: a kernel in every compiled stage
+    z = h[:4, :5]                          # the loss on a corner of it: small groups
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    return h, -(np.log(p) * t).sum(axis=1).mean()
+
+
+def test_the_mixed_stage_compiles_the_large_groups_first_and_agrees_with_every_stage():
+    from tracejit.codegen import Plan
+    from tracejit.ir.passes import fuse, optimize
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal((64, 32)), rng.standard_normal((32, 64)),
+            rng.random((4, 5)))
+    fn = tracejit.jit(_large_and_small).lower(*args).function
+    plan = Plan(fuse(optimize(fn)), numpy_max=0)
+    stages = backend._stages(fn, plan)
+    assert [tier for tier, _ in stages] == ["mixed", "compiled"]
+    want = _large_and_small(*args)
+    for tier, build in stages:
+        got = build()(list(args))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=tier)
+    mixed, full = (build().program.plan for _, build in stages)
+    assert 0 < len(set(mixed.kernel_sources)) < len(set(full.kernel_sources))

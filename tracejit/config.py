@@ -11,6 +11,8 @@ TRACEJIT_BACKEND=numba        the default backend of jit: numba, numpy (the firs
                               interpreter (the reference)
 TRACEJIT_NUMPY_GROUP_MAX=0   loop groups of at most this many elements run on NumPy instead of
                               compiling a kernel (faster compiles, slower steps: codegen/plan.py)
+TRACEJIT_COMPILE_WORKERS=n   processes that compile kernels beside the calling thread (default:
+                              the CPUs less one, at most 4; 0: none. codegen/compile_workers.py)
 TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
                               0 waits for the compiled kernels before the first call returns
 """
@@ -22,6 +24,11 @@ from dataclasses import dataclass, field
 
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _count(name: str) -> int | None:
+    v = os.environ.get(name, "").strip()
+    return int(v) if v.isdigit() else None
 
 
 @dataclass
@@ -37,6 +44,7 @@ class Config:
     backend: str = field(default_factory=lambda: os.environ.get("TRACEJIT_BACKEND", "numba"))
     numpy_group_max: int = field(default_factory=lambda: int(
         os.environ.get("TRACEJIT_NUMPY_GROUP_MAX", "0") or 0))
+    compile_workers: int | None = field(default_factory=lambda: _count("TRACEJIT_COMPILE_WORKERS"))
     tiered: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_TIERED", "1").strip()
                          .lower() not in ("0", "false", "no", "off"))
 

@@ -2,13 +2,15 @@
 
 Compiling a program's kernels takes seconds; running its optimized IR on NumPy takes
 milliseconds. A ``TieredProgram`` runs calls on the NumPy tier (``codegen/numpy_tier.py``)
-until a background thread has built the compiled program, then every later call runs the
-compiled one: the switch happens between calls, never inside one. Why a thread and not a
-worker process: LLVM's optimization and machine-code passes, most of a compile, run in
-llvmlite's C library with the GIL released, so a thread overlaps them with the NumPy tier
-(whose BLAS calls and large ufuncs release the GIL too) without starting a second Python with
-NumPy and Numba imported (about a second here), and without fork after OpenMP or BLAS threads
-exist. If the compile fails, the program keeps running on NumPy and the error is reported once.
+until a background thread has built a compiled stage, then later calls run that: a switch
+happens between calls, never inside one. The stages (backend.py): "mixed" first where it saves
+most of the compile (the large groups' kernels, small groups on NumPy), then "compiled".
+
+The background thread starts after the first call has returned, so that loading SciPy, Numba
+and the kernels does not take the GIL from it. It compiles with worker processes beside it
+(codegen/compile_workers.py); a thread, because LLVM's passes run with the GIL released and
+the thread needs no second interpreter to load the result. If a stage fails, the program keeps
+running on the last stage that works and the error is reported once.
 """
 from __future__ import annotations
 
@@ -58,31 +60,47 @@ def _shorter_gil_slices(delta: int):
 
 
 class TieredProgram:
-    """``program(leaves)``: the compiled program once built, the NumPy tier until then."""
+    """``program(leaves)``: the latest compiled stage once built, the NumPy tier until then.
 
-    def __init__(self, name: str, first, build):
+    ``stages`` is a list of ``(tier name, build)``, built in order in one background thread:
+    "mixed" (the large groups' kernels, small groups on NumPy; backend.py) when it saves most
+    of the compile, then "compiled" (every kernel). Each switch happens between calls."""
+
+    def __init__(self, name: str, first, stages: list):
         self.name = name
         self.first = first
         self.compiled = None
+        self.tier = "numpy"
         self.error: BaseException | None = None
-        self.compile_seconds: float | None = None
-        self.calls = {"numpy": 0, "compiled": 0}
+        self.compile_seconds: float | None = None     # until the last stage is in use
+        self.stage_seconds: dict = {}                  # tier name -> seconds until in use
+        self.calls = {"numpy": 0, **{tier: 0 for tier, _ in stages}}
+        self._final = stages[-1][0]
         self._done = threading.Event()
-        _pending.add(self)
-        threading.Thread(target=self._compile, args=(build,), daemon=True,
-                         name=f"tracejit-compile-{name}").start()
+        self._stages = stages
+        self._started = threading.Lock()
 
-    def _compile(self, build):
+    def _start(self):
+        # After the first call: the background work (loading SciPy, Numba, the kernels) would
+        # otherwise take the GIL from the first call (warm MLP step: 0.08 against 0.2 s).
+        if self._stages is not None and self._started.acquire(blocking=False):
+            stages, self._stages = self._stages, None
+            _pending.add(self)
+            threading.Thread(target=self._compile, args=(stages,), daemon=True,
+                             name=f"tracejit-compile-{self.name}").start()
+
+    def _compile(self, stages):
         start = time.perf_counter()
         _shorter_gil_slices(+1)
         try:
-            self.compiled = build()
-        except BaseException as e:     # reported, never raised into a user's call
-            self.error = e
-            warnings.warn(f"tracejit: compiling {self.name} failed ({type(e).__name__}: {e}); "
-                          "it keeps running on the NumPy tier, correct but slower. Please "
-                          "report it with the output of jit(f).lower(*args).",
-                          CompileWarning, stacklevel=1)
+            for tier, build in stages:
+                try:
+                    program = build()
+                except BaseException as e:     # reported, never raised into a user's call
+                    self._failed(e)
+                    continue
+                self.compiled, self.tier = program, tier
+                self.stage_seconds[tier] = time.perf_counter() - start
         finally:
             _shorter_gil_slices(-1)
             self.compile_seconds = time.perf_counter() - start
@@ -91,28 +109,37 @@ class TieredProgram:
             if "tiers" in config.dump:
                 print(f"== tiers @{self.name} ==\n{self.describe()}", file=sys.stderr)
 
+    def _failed(self, e: BaseException):
+        if self.error is None:
+            warnings.warn(f"tracejit: compiling {self.name} failed ({type(e).__name__}: {e}); "
+                          "it keeps running on the NumPy tier, correct but slower. Please "
+                          "report it with the output of jit(f).lower(*args).",
+                          CompileWarning, stacklevel=1)
+        self.error = e
+
     def __call__(self, leaves):
         compiled = self.compiled
         if compiled is not None:
-            self.calls["compiled"] += 1
+            self.calls[self.tier] += 1
             return compiled(leaves)
         self.calls["numpy"] += 1
-        return self.first(leaves)
+        try:
+            return self.first(leaves)
+        finally:
+            self._start()
 
     @property
     def guarded(self):
-        """The compiled program's unchecked call, once there is one (jit's fast path)."""
+        """The last stage's unchecked call, once it runs (jit's fast path keeps it, so the
+        stages before it are called through ``__call__``)."""
         compiled = self.compiled
-        return None if compiled is None else compiled.guarded
+        return compiled.guarded if compiled is not None and self.tier == self._final else None
 
     def wait(self):
-        """Wait for the compile; the compiled program, or None if it failed."""
+        """Wait for every stage; the compiled program, or None if it failed."""
+        self._start()
         self._done.wait()
-        return self.compiled
-
-    @property
-    def tier(self) -> str:
-        return "compiled" if self.compiled is not None else "numpy"
+        return self.compiled if self.tier == self._final else None
 
     # What ``jit(f).lower(...)`` shows: the compiled program's stages, once it exists.
     @property
@@ -128,8 +155,10 @@ class TieredProgram:
         return f"# the compile failed: {self.error!r}" if compiled is None else compiled.source
 
     def describe(self) -> str:
+        stages = ", ".join(f"{t} in use after {sec:.2f} s" for t, sec in self.stage_seconds.items())
         took = ("compiling" if self.compile_seconds is None
-                else f"compiled in {self.compile_seconds:.2f} s" if self.compiled is not None
-                else f"compile failed after {self.compile_seconds:.2f} s")
-        return (f"{took}; calls on the NumPy tier: {self.calls['numpy']}, compiled: "
-                f"{self.calls['compiled']}")
+                else f"compile failed after {self.compile_seconds:.2f} s"
+                if self.tier != self._final else "compiled")
+        calls = ", ".join(f"{t}: {n}" for t, n in self.calls.items() if t != "numpy")
+        return (f"{took}{'; ' + stages if stages else ''}; calls on the NumPy tier: "
+                f"{self.calls['numpy']}, {calls}")

@@ -108,21 +108,32 @@ def _holds(folder: Folder, name: str, path: Path, source: str) -> bool:
             return False
     except (OSError, UnicodeDecodeError):
         return False
+    return _sound(folder, name) is not None or folder.attempt(lambda: _drop(folder, name))
+
+
+def _drop(folder: Folder, name: str):
+    """Delete the module's Numba files and their checksums."""
+    _unlink(_numba_files(folder.path, name) + [_sums_path(folder.path, name)])
+
+
+def _sound(folder: Folder, name: str) -> list | None:
+    """The module's Numba files if they match the checksums recorded for them (none at all is
+    sound too), else None."""
     files = _numba_files(folder.path, name)
     if not files:
-        return True
+        return files
     recorded, actual = _recorded(folder.path, name), _checksums(files)
     if recorded is not None and actual is not None and all(
             recorded.get(k) == v for k, v in actual.items()):
-        return True
-    return folder.attempt(lambda: _unlink(files + [_sums_path(folder.path, name)]))
+        return files
+    return None
 
 
 def _write(folder: Folder, name: str, path: Path, source: str) -> bool:
     """Write the module's source, dropping Numba files left under its name beside another
     text."""
     def write():
-        _unlink(_numba_files(folder.path, name) + [_sums_path(folder.path, name)])
+        _drop(folder, name)
         atomic_write(path, source.encode())
     return folder.attempt(write)
 
@@ -178,6 +189,25 @@ def load(source: str, prefix: str = "k"):
 def loaded(source: str, prefix: str = "k"):
     """The module for ``source`` if this process has it already, else None (nothing run)."""
     return _MODULES.get(module_name(source, prefix))
+
+
+def shared_on_disk(mod) -> bool:
+    """Whether another process can compile this module into the cache and this one load it:
+    it lives in the configured folder, which is writable (compile_workers.py)."""
+    folder = _FOLDER_OF.get(getattr(mod, "__file__", None))
+    return folder is not None and folder.configured and folder.writable
+
+
+def verified(mod) -> bool:
+    """Whether the module has Numba files and they match their recorded checksums (written by
+    another process since this one loaded the module); mismatching ones are deleted."""
+    folder = _FOLDER_OF.get(getattr(mod, "__file__", None))
+    if folder is None:
+        return False
+    if _sound(folder, mod.__name__):
+        return True
+    folder.attempt(lambda: _drop(folder, mod.__name__))
+    return False
 
 
 def seal(modules):

@@ -14,6 +14,7 @@ from ..ir.passes.fusion import Fusion
 from ..tracer.errors import ArgumentMismatch
 from . import cache
 from .arena import Arena
+from .compile_workers import compile_all
 from .plan import Plan
 from .threads import pool
 from .warm_load import load_cached
@@ -33,8 +34,7 @@ class Program:
         with cache.lock:
             if in_process_only:
                 self.modules = [cache.loaded(src) for src in plan.kernel_sources]
-                if any(m is None or sig not in m.kernel.overloads
-                       for m, sig in zip(self.modules, plan.signatures)):
+                if not _in_process(self.modules, plan.signatures):
                     raise NotCached()
             else:
                 self.modules = [cache.load(src) for src in plan.kernel_sources]
@@ -42,13 +42,11 @@ class Program:
                 # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
                 # act on, not the user's: benchmarks/profile_plan.py is where it shows.
                 warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                for mod, sig in zip(self.modules, plan.signatures):
-                    kernel = mod.kernel
-                    if sig not in kernel.overloads and not load_cached(kernel, sig):
-                        kernel.compile(sig)
+                _compile_missing(plan.kernel_sources, self.modules, plan.signatures)
+                for mod in self.modules:
                     # Only the planned signature runs: other argument types (a read-only
                     # array) raise TypeError instead of compiling the kernel again.
-                    kernel.disable_compile()
+                    mod.kernel.disable_compile()
             cache.seal(self.modules)
         self.entry = _entry(plan, self.modules)
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
@@ -102,6 +100,28 @@ class Program:
         return "\n".join(parts + [f"# entry\n{self.plan.source}"])
 
 
+def _compile_missing(sources: list, modules: list, signatures: list):
+    """Load or compile each kernel this process does not have yet: from the disk cache if it is
+    there, else compiled here and in worker processes at once (compile_workers.py)."""
+    todo, here, seen = [], [], set()
+    for src, mod, sig in zip(sources, modules, signatures):
+        kernel = mod.kernel
+        if (mod.__name__, sig) in seen or sig in kernel.overloads or load_cached(kernel, sig):
+            continue
+        seen.add((mod.__name__, sig))
+        (todo if cache.shared_on_disk(mod) else here).append((src, mod, sig))
+
+    def compile_here(mod, sig):
+        mod.kernel.compile(sig)
+
+    def load_compiled(mod, sig):
+        return cache.verified(mod) and load_cached(mod.kernel, sig)
+
+    for _, mod, sig in here:
+        compile_here(mod, sig)
+    compile_all(todo, compile_here, load_compiled)
+
+
 def _entry(plan: Plan, modules: list):
     """The entry function, executed from its source with the kernels and constants as its
     globals (its source is registered with linecache, so tracebacks show its lines)."""
@@ -147,6 +167,11 @@ def _references(items: list, i: int) -> int:
     return sys.getrefcount(items[i])
 
 
+def _in_process(modules: list, signatures: list) -> bool:
+    return all(m is not None and sig in m.kernel.overloads
+               for m, sig in zip(modules, signatures))
+
+
 class NotCached(Exception):
     """A kernel is not compiled in this process (Program(plan, in_process_only=True))."""
 
@@ -157,6 +182,9 @@ def compile_plan(plan: Plan | Fusion, in_process_only: bool = False) -> Program 
     from .blas import resolve_blas
     from .runtime import single_threaded_blas
     plan = plan if isinstance(plan, Plan) else Plan(plan)
+    if in_process_only and not _in_process(
+            [cache.loaded(src) for src in plan.kernel_sources], plan.signatures):
+        return None               # before the BLAS set-up: importing SciPy takes 0.2 s
     with cache.lock:                # once-per-process set-ups: finished before any program runs
         if any(g.kind == "matmul" for g in plan.fusion.groups):
             # Programs split matmuls across their own threads (threads.py): BLAS runs one.

@@ -1,0 +1,84 @@
+"""Kernels compiled in worker processes (codegen/compile_workers.py): the parent loads them
+from the disk cache after checking them, and a worker that fails or lies costs only time."""
+import numpy as np
+import pytest
+
+import tracejit
+from tracejit import config
+from tracejit.codegen import cache, compile_workers
+
+
+def _four_kernels(depth):
+    # Four reductions of different shapes and bodies: four kernels no other test compiles
+    # (``depth`` sines in each make each test's kernel sources its own).
+    def sines(v):
+        for _ in range(depth):
+            v = np.sin(v)
+        return v
+
+    def f(x, y):
+        a = sines(np.arctan2(x, y * 1.25)).sum(axis=0)
+        b = sines(np.log1p(np.abs(x) * 1.25)).max(axis=1)
+        c = sines(np.expm1(y / 1.25)).min(axis=0)
+        d = sines(np.arcsinh(x * y + 1.25)).sum(axis=1)
+        return a, b, c, d
+    return f
+
+
+def _arguments():
+    rng = np.random.default_rng(3)
+    return (rng.standard_normal((6, 7)), rng.standard_normal((6, 7)))
+
+
+@pytest.fixture
+def workers(tmp_path, monkeypatch):
+    """One worker process and an empty disk cache of this test's own."""
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "compile_workers", 1)
+    monkeypatch.setattr(compile_workers, "MIN_KERNELS", 2)
+    for worker in compile_workers._pool.take(1):
+        worker.hello()            # started and ready: it takes a kernel as soon as asked
+
+
+def _check(f, args):
+    got = tracejit.jit(f, tiered=False)(*args)
+    for g, want in zip(got, f(*args)):
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12)
+
+
+def test_kernels_compiled_by_a_worker_process_give_the_results_of_numpy(workers):
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(1), _arguments())
+    assert compile_workers.compiled_by_workers() > before
+
+
+def test_a_worker_that_dies_costs_only_time(workers, monkeypatch):
+    def dying(self, source, sig):
+        asked.append(source)
+        self.proc.kill()
+        self.proc.wait()
+        return original(self, source, sig)
+    original, asked = compile_workers.Worker.compile, []
+    monkeypatch.setattr(compile_workers.Worker, "compile", dying)
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(2), _arguments())
+    assert asked and compile_workers.compiled_by_workers() == before
+
+
+def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(workers, monkeypatch):
+    # The worker compiles, then its cache files are damaged before the parent loads them: the
+    # parent finds the checksums wrong and compiles the kernel itself.
+    damaged = []
+
+    def damaging(self, source, sig):
+        error = original(self, source, sig)
+        folder = cache.cache_dir() / "__pycache__"
+        for p in folder.glob(f"{cache.module_name(source, 'k')}.*.nbc"):
+            p.write_bytes(b"not machine code")
+            damaged.append(p)
+        return error
+    original = compile_workers.Worker.compile
+    monkeypatch.setattr(compile_workers.Worker, "compile", damaging)
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(3), _arguments())
+    assert damaged and compile_workers.compiled_by_workers() == before

@@ -1,0 +1,225 @@
+"""Compiling a program's kernels in several processes at once.
+
+Numba compiles under one process-wide lock, and its typing and lowering are Python that holds
+the GIL: threads cannot compile two kernels at once, and a compile thread shares the GIL with
+the NumPy tier running the user's steps. So a program with several kernels to compile hands
+some of them to worker processes while the calling thread compiles the others. A worker is a
+fresh interpreter (``python -m tracejit.codegen.compile_workers``, started with
+``subprocess``: exec'd at once, so nothing is forked from a process that runs BLAS or OpenMP
+threads) that loads the generated module from the kernel cache folder, compiles it with
+``cache=True`` and seals its files (cache.py); the parent then loads the machine code from
+the disk cache, after checking its checksums, as a warm start would.
+
+Starting a worker costs about a second (importing NumPy and Numba, Numba's first compile), the
+time of three or four kernels, so workers start only for programs with at least
+``MIN_KERNELS`` kernels to compile, and stay for later programs. They are used only with the
+configured cache folder, writable (a private fallback folder belongs to this process alone),
+and only when they run the same code generator (``cache.VERSION``). A worker that fails or
+dies costs nothing but time: its kernels are compiled here, where an error in one is raised as
+it would be without workers. ``TRACEJIT_COMPILE_WORKERS`` sets how many (default: the CPUs
+this process may use, less one, at most 4; 0 turns them off).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import traceback
+from collections import deque
+
+from ..config import config
+from .threads import default_threads
+
+MIN_KERNELS = 4
+
+
+def default_workers() -> int:
+    return max(0, min(4, default_threads() - 1))
+
+
+def worker_count() -> int:
+    n = config.compile_workers
+    return default_workers() if n is None else max(0, n)
+
+
+class Worker:
+    """One compile process: ``compile(source, sig)`` -> None, or the error it reported."""
+
+    def __init__(self):
+        from . import cache_folder
+        self.root = str(cache_folder.root())      # the cache it compiles into, for good
+        env = dict(os.environ, TRACEJIT_CACHE_DIR=self.root,
+                   TRACEJIT_COMPILE_WORKERS="0",
+                   PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tracejit.codegen.compile_workers"], env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.version = None        # the worker's cache.VERSION, from its first message
+        self.alive = True
+
+    def hello(self) -> str | None:
+        if self.version is None and self.alive:
+            self.version = self._receive()
+        return self.version
+
+    def compile(self, source: str, sig: tuple):
+        """None when the worker compiled it into the disk cache; else why not."""
+        try:
+            pickle.dump((source, sig), self.proc.stdin)
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as e:
+            self.alive = False
+            return f"the worker is gone ({e})"
+        return self._receive()
+
+    def _receive(self):
+        try:
+            return pickle.load(self.proc.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError) as e:
+            self.alive = False
+            return f"the worker is gone ({type(e).__name__})"
+
+    def close(self):
+        self.alive = False
+        try:
+            self.proc.stdin.close()      # the worker exits when its input ends
+        except OSError:
+            pass
+
+
+class _Pool:
+    """The worker processes of this process, started on first need and kept."""
+
+    def __init__(self):
+        self.workers: list[Worker] = []
+        self.lock = threading.Lock()
+        self.busy = 0
+        self.idle = threading.Condition(self.lock)
+        self.closed = False
+        self.compiled = 0          # kernels the workers compiled (tests, benchmarks)
+
+    def take(self, n: int) -> list[Worker]:
+        from . import cache_folder
+        root = str(cache_folder.root())
+        with self.lock:
+            if self.closed:
+                return []
+            for w in self.workers:
+                if w.root != root:            # config.cache_dir changed since it started
+                    w.close()
+            self.workers = [w for w in self.workers if w.alive]
+            while len(self.workers) < n:
+                self.workers.append(Worker())
+            return self.workers[:n]
+
+    def shutdown(self):
+        # At exit: let the compiles in flight finish (a tiered program waiting for them at
+        # exit would otherwise compile them again here), then end the workers.
+        with self.lock:
+            while self.busy:
+                self.idle.wait()
+            self.closed = True
+            for w in self.workers:
+                w.close()
+
+
+_pool = _Pool()
+atexit.register(_pool.shutdown)
+
+
+def compiled_by_workers() -> int:
+    return _pool.compiled
+
+
+def compile_all(items: list, compile_here, load_compiled) -> None:
+    """Compile every ``(source, payload, sig)`` of ``items``: ``compile_here(payload, sig)``
+    in this thread, or in a worker and then ``load_compiled(payload, sig)`` (False: compile
+    here after all)."""
+    n = worker_count() if len(items) >= MIN_KERNELS else 0
+    workers = _pool.take(min(n, len(items) - 1)) if n else []
+    if not workers:
+        for _, payload, sig in items:
+            compile_here(payload, sig)
+        return
+    from . import cache
+    queue = deque(items)
+    remote, lock = [], threading.Lock()
+
+    def serve(worker: Worker):
+        if worker.hello() != cache.VERSION:      # another code generator: of no use
+            return
+        while True:
+            with lock:
+                if not queue:
+                    return
+                item = queue.pop()               # from the far end: the caller takes the front
+                with _pool.lock:
+                    _pool.busy += 1
+            try:
+                error = worker.compile(item[0], item[2])
+            finally:
+                with _pool.lock:
+                    _pool.busy -= 1
+                    _pool.idle.notify_all()
+            with lock:
+                remote.append((item, error))
+            if error is not None:
+                return
+
+    threads = [threading.Thread(target=serve, args=(w,), daemon=True,
+                                name="tracejit-compile-proxy") for w in workers]
+    for t in threads:
+        t.start()
+    try:
+        while True:
+            with lock:
+                if not queue:
+                    break
+                _, payload, sig = queue.popleft()
+            compile_here(payload, sig)
+    finally:
+        with lock:
+            queue.clear()         # on an error here, the proxies stop after their current one
+        for t in threads:
+            t.join()
+    for (_, payload, sig), error in remote:
+        if error is None and load_compiled(payload, sig):
+            _pool.compiled += 1
+        else:
+            compile_here(payload, sig)
+
+
+def _serve():
+    """The worker's loop: (source, sig) in, None or an error message out, until input ends."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)                  # stray prints must not corrupt the replies
+    inp = sys.stdin.buffer
+    from . import cache
+    from .blas import resolve_blas
+    pickle.dump(cache.VERSION, out)
+    out.flush()
+    while True:
+        try:
+            source, sig = pickle.load(inp)
+        except EOFError:
+            return
+        try:
+            if "gemm(" in source:
+                resolve_blas()
+            mod = cache.load(source)
+            if not cache.shared_on_disk(mod):
+                raise RuntimeError("the kernel cache folder cannot be written here")
+            mod.kernel.compile(sig)
+            cache.seal([mod])
+            reply = None
+        except Exception:
+            reply = traceback.format_exc(limit=4)
+        pickle.dump(reply, out)
+        out.flush()
+
+
+if __name__ == "__main__":
+    _serve()
