@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow test-all bench clean
 
 $(VENV)/.installed: setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ test: $(VENV)/.installed
 # The long tests: many more random programs, every model's compiled standalone vjp.
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -q -n 2 --durations=20 -m slow
+
+# Everything, the slow tests included.
+test-all: $(VENV)/.installed
+	$(PY) -m pytest -q -n 2 --durations=20
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks

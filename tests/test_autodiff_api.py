@@ -7,7 +7,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.backend
-from test_autodiff_support import ijit
+from gradcheck import ijit
 
 x3 = np.array([0.5, -1.0, 2.0])
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_autodiff_support import check_grad, check_hvp, check_jvp, check_vjp
+from gradcheck import check_grad, check_hvp, check_jvp, check_vjp
 
 rng = np.random.default_rng(42)
 B, D, H, C = 3, 4, 5, 3

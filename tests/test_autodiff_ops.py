@@ -12,7 +12,7 @@ import tracejit as tj
 from tracejit.autodiff.build import op
 from tracejit.ir import ops
 from tracejit.tracer import primitives as P
-from test_autodiff_support import check_grad, check_jvp, ijit
+from gradcheck import check_grad, check_jvp, ijit
 
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
 SEEDS = st.integers(0, 2**16)

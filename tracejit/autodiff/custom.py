@@ -1,22 +1,28 @@
 """``custom_vjp``: a function with its own backward rule (JAX's API shape).
 
 Done at trace level, with no new IR op: calling the function inside a trace emits a ``call`` op
-whose body is the traced function, and the rule (the user's ``fwd`` and ``bwd``) is kept in a
-registry keyed by that body. Reverse mode meets the ``call``, runs ``fwd`` on Tracers for the
-primal outputs and residuals, and later ``bwd`` on Tracers for the cotangents. Forward mode and
-code generation see an ordinary ``call`` of the function itself.
+whose body is the traced function, named ``<function>.custom_vjp<n>``. That name is the key of
+the rule (the user's ``fwd`` and ``bwd``) in a process-wide registry, so the rule travels with
+the Function: through copies, passes, and printing and parsing the IR text, as long as the
+process has defined it (a call whose rule this process lacks is an error, never an ordinary
+call). Reverse mode meets the ``call``, runs ``fwd`` on Tracers for the primal outputs and
+residuals, and later ``bwd`` on Tracers for the cotangents. Forward mode and code generation see
+an ordinary ``call`` of the function itself.
 """
 from __future__ import annotations
 
 import functools
-import weakref
+import itertools
+import re
 
 from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace import current_trace
 from ..tracer.tracer import Tracer
 from .build import call_traced, zeros_like
 
-_RULES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_RULES: dict = {}                  # body name -> CustomRule, for the life of the process
+_NAME = re.compile(r"\.custom_vjp\d+$")  # Python names have no dot: no other body matches
+_numbers = itertools.count(1)
 
 
 class CustomRule:
@@ -51,7 +57,13 @@ class CustomRule:
 
 
 def rule_for(call_op) -> CustomRule | None:
-    return _RULES.get(call_op.regions[0])
+    name = call_op.regions[0].name
+    rule = _RULES.get(name)
+    if rule is None and _NAME.search(name):
+        raise LookupError(f"the call of @{name} has a custom_vjp rule that this process has "
+                          "not defined: run the code that defines the custom_vjp function "
+                          "(and calls it once with arguments of this structure) first")
+    return rule
 
 
 class custom_vjp:
@@ -62,9 +74,11 @@ class custom_vjp:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.fwd = self.bwd = None
+        self._names: dict = {}      # argument structure -> the body name its rule is under
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
+        self._names.clear()         # a new rule: new names, so earlier IR keeps its old rule
         return self
 
     def __call__(self, *args):
@@ -73,7 +87,11 @@ class custom_vjp:
         leaves, in_tree = flatten((args, {}))
         if current_trace() is None and not any(isinstance(x, Tracer) for x in leaves):
             return self.fun(*args)
-        out, body, out_tree = call_traced(self.fun, args, {}, self.__name__)
         sizes = [len(flatten(a)[0]) for a in args]
-        _RULES[body] = CustomRule(self.fwd, self.bwd, in_tree, out_tree, sizes)
+        key = (in_tree, tuple(sizes))
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = f"{self.__name__}.custom_vjp{next(_numbers)}"
+        out, body, out_tree = call_traced(self.fun, args, {}, name)
+        _RULES[name] = CustomRule(self.fwd, self.bwd, in_tree, out_tree, sizes)
         return out
