@@ -382,7 +382,7 @@ def run_parallel_min(sizes=(1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20
     """The chain with the serial kernel variant against the parallel one (Numba's threads) at
     each size: where the parallel variant starts to win is plan.PARALLEL_MIN."""
     from tracejit.codegen import Plan, Program
-    from tracejit.ir.passes import fuse, optimize
+    from tracejit.driver import fusion_of
     rng = np.random.default_rng(0)
     print("\nparallel threshold (chain): serial vs parallel kernel, median us")
     out = {}
@@ -390,7 +390,7 @@ def run_parallel_min(sizes=(1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20
         x = rng.random(n, dtype=F32)
         y = rng.random(n, dtype=F32)
         fn = tj.jit(chain).lower(x, y).function
-        fusion = fuse(optimize(fn))
+        fusion = fusion_of(fn)
         ser = Program(Plan(fusion, par_min=1 << 62))
         par = Program(Plan(fusion, par_min=1))
         m = bench({"ser": lambda: ser([x, y]), "par": lambda: par([x, y])}, repeat=41)

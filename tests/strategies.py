@@ -15,7 +15,7 @@ What it generates (so a differential test knows what to expect):
 - inputs: ints in [-50, 50], finite floats in [-10, 10] (plus nan/inf/-0.0 when
   ``special_values``), random bools.
 Run-time hazards it avoids: take/scatter_add indices are in-range constants; integer power
-exponents are constants in 0..3; integer floor_divide/remainder divisors are constants in
+exponents are constants in 0..3; integer floor_divide/remainder/fmod divisors are constants in
 {-5..-2, 1..5} (no division by zero, no INT_MIN // -1). It does NOT avoid float nan/inf or
 integer overflow (wraps), or converting non-finite floats to ints (NumPy's value is
 platform-defined): exclude ``convert`` with ``allow`` if a backend differs there.
@@ -31,30 +31,15 @@ from hypothesis.extra import numpy as hnp
 from tracejit.ir import OPS, Builder, TensorType, as_dtype, ops
 
 ALL_DTYPES = ("bool", "i32", "i64", "f32", "f64")
-_UNARY = {name for name, d in OPS.items()
-          if d.category == "elementwise" and d.meta.get("arity") == 1 and not d.attrs}
-_BINARY = {name for name, d in OPS.items()
-           if d.category == "elementwise" and d.meta.get("arity") == 2}
-# dtype kinds each elementwise op accepts (its rule is the truth; tests/test_ir_ops pins it)
-FLOAT_ONLY = {"exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
-              "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "erf", "logistic",
-              "floor", "ceil", "round", "isnan", "isinf", "isfinite", "div", "arctan2"}
-BOOL_ONLY = {"logical_not", "logical_and", "logical_or", "logical_xor"}
-INTLIKE = {"bitwise_and", "bitwise_or", "bitwise_xor"}
-ANY_KIND = {"eq", "ne", "lt", "le", "gt", "ge", "where", "convert"}
+_UNARY = sorted(name for name, d in OPS.items()
+                if d.category == "elementwise" and d.arity == 1 and not d.attrs)
+_BINARY = sorted(name for name, d in OPS.items()
+                 if d.category == "elementwise" and d.arity == 2)
 
 
 def kinds_of(name: str) -> str:
-    """Dtype kinds ('b', 'i', 'f') an elementwise op takes."""
-    if name in FLOAT_ONLY:
-        return "f"
-    if name in BOOL_ONLY:
-        return "b"
-    if name in INTLIKE:
-        return "bi"
-    if name in ANY_KIND:
-        return "bif"
-    return "if"
+    """Dtype kinds ('b', 'i', 'f') an op takes: its OpDef says (tests/test_ir_ops pins it)."""
+    return OPS[name].kinds
 
 
 def dtypes_of(kinds: str, allowed=ALL_DTYPES):
@@ -168,7 +153,7 @@ def _binary(name):
             return None
         if x.dtype.is_int and name == "power":
             y = c.constant(x.type, st.integers(0, 3))
-        elif x.dtype.is_int and name in ("floor_divide", "remainder"):
+        elif x.dtype.is_int and name in ("floor_divide", "remainder", "fmod"):
             y = c.constant(x.type, st.integers(-5, 5).filter(lambda v: v not in (0, -1)))
         else:
             y = c.operand(x.type)
@@ -319,6 +304,13 @@ def _arg(name):
     return gen
 
 
+def _cumsum(c):
+    x = c.pick(kinds_of("cumsum"), min_rank=1)
+    if x is None:
+        return None
+    return c.emit(ops.cumsum, [x], axis=c.draw(st.integers(0, x.type.ndim - 1)))
+
+
 def _matmul(c):
     x = c.pick("if", min_rank=2)
     if x is None:
@@ -367,7 +359,7 @@ GENERATORS.update({
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
     "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate, "take": _take,
     "scatter_add": _scatter_add, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
-    "matmul": _matmul, "debug_print": _debug_print,
+    "matmul": _matmul, "cumsum": _cumsum, "debug_print": _debug_print,
     "optimization_barrier": _optimization_barrier, "call": _call,
 })
 GENERATORS.update({n: _reduction(n) for n in ("reduce_sum", "reduce_prod", "reduce_max",

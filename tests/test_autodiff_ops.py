@@ -11,7 +11,6 @@ from hypothesis.extra import numpy as hnp
 import tracejit as tj
 from tracejit.autodiff.build import op
 from tracejit.ir import ops
-from tracejit.tracer import primitives as P
 from gradcheck import check_grad, check_jvp, ijit
 
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
@@ -46,7 +45,7 @@ UNARY = {  # op: (function, low, high, random sign)
     "cosh": (np.cosh, -2, 2, False), "arcsin": (np.arcsin, -0.8, 0.8, False),
     "arccos": (np.arccos, -0.8, 0.8, False), "arctan": (np.arctan, -2, 2, False),
     "arcsinh": (np.arcsinh, -2, 2, False), "arctanh": (np.arctanh, -0.8, 0.8, False),
-    "erf": (P.erf, -2, 2, False), "logistic": (P.sigmoid, -3, 3, False),
+    "erf": (tj.lax.erf, -2, 2, False), "logistic": (tj.lax.logistic, -3, 3, False),
 }
 
 
@@ -214,3 +213,35 @@ def test_reduce_prod_gradient_is_exact_with_zeros():
 def test_non_differentiable_ops_stop_the_gradient():
     g = ijit(tj.grad(lambda x: np.sum(np.floor(x) * x + np.sign(x))))(np.array([1.5, -2.5]))
     np.testing.assert_array_equal(g, [1.0, -3.0])
+
+
+# -- ops added with their derivative rules: hypot, copysign, logaddexp, fmod, cumsum ------------
+NEW_BINARY = {  # op: ((low, high) of x, of y, random signs)
+    "hypot": ((0.3, 2), (0.3, 2), True), "copysign": ((0.3, 2), (0.3, 2), True),
+    "logaddexp": ((-3, 3), (-3, 3), False), "fmod": ((0.1, 0.9), (1.5, 2.5), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_BINARY))
+@FEW
+@given(shape=SHAPES, seed=SEEDS)
+def test_new_binary_op_derivatives_match_finite_differences(name, shape, seed):
+    xr, yr, signed = NEW_BINARY[name]
+    rng = np.random.default_rng(seed)
+    x, y = uniform(rng, *xr, shape, signed), uniform(rng, *yr, shape, signed)
+    opdef = getattr(ops, name)
+    check(lambda x, y: op(opdef, x, y), name, x, y)
+
+
+def test_hypot_gradient_at_the_origin_is_zero_not_nan():
+    g = tj.grad(lambda x, y: np.sum(op(ops.hypot, x, y)), argnums=(0, 1))(
+        np.zeros(3), np.zeros(3))
+    assert all(np.array_equal(gi, np.zeros(3)) for gi in g)
+
+
+@FEW
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), seed=SEEDS)
+def test_cumsum_derivative_matches_finite_differences(shape, seed):
+    x = np.random.default_rng(seed).uniform(-2, 2, shape)
+    axis = seed % len(shape)
+    check(lambda x: op(ops.cumsum, x, axis=axis) * np.sin(x), "cumsum", x)

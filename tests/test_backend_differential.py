@@ -4,7 +4,7 @@ import pytest
 from hypothesis import assume, given, settings
 
 import tracejit
-from tracejit.backend import compile_function
+from tracejit.driver import compile_function, fusion_of
 from tracejit.ir import interpret
 
 from strategies import random_programs
@@ -96,13 +96,12 @@ def _run_with_small_groups_on_numpy(fn, inputs):
     """The compiled program with every loop group and gather run by NumPy inside the entry
     (config.numpy_group_max, off by default)."""
     from tracejit.codegen import Plan, Program
-    from tracejit.ir.passes import fuse, optimize
     try:
         with np.errstate(all="ignore"):
             expected = interpret(fn, inputs)
     except (ValueError, IndexError):
         return
-    plan = Plan(fuse(optimize(fn)), numpy_max=1 << 62)
+    plan = Plan(fusion_of(fn), numpy_max=1 << 62)
     assert not any(g.kind == "loop" for g in plan.kernel_groups)
     _same(expected, Program(plan)(inputs))
 

@@ -3,7 +3,7 @@ import numba
 import numpy as np
 import pytest
 
-from tracejit.backend import compile_function
+from tracejit.driver import compile_function, fusion_of
 from tracejit.ir import Builder, TensorType, as_dtype, interpret, ops
 
 
@@ -35,7 +35,7 @@ DIVS = np.array([2, 2, -2, -2, 3, 0, -1, -1])
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
-@pytest.mark.parametrize("opdef", [ops.floor_divide, ops.remainder])
+@pytest.mark.parametrize("opdef", [ops.floor_divide, ops.remainder, ops.fmod])
 def test_integer_floor_division_and_remainder_signs_and_zero(opdef, dtype):
     a, b = INTS.astype(dtype), DIVS.astype(dtype)
     if dtype == "int64":
@@ -58,7 +58,8 @@ SPECIAL2 = np.array([1.0, np.nan, 2.0, 0.0, 3.0, 0.0, np.inf, -np.inf])
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("opdef", [ops.div, ops.floor_divide, ops.remainder, ops.maximum,
-                                   ops.minimum, ops.add, ops.mul, ops.power, ops.arctan2])
+                                   ops.minimum, ops.add, ops.mul, ops.power, ops.arctan2,
+                                   ops.hypot, ops.copysign, ops.logaddexp, ops.fmod])
 def test_float_binary_ops_propagate_nan_and_inf_like_numpy(opdef, dtype):
     _check(*_binary(opdef, SPECIAL.astype(dtype), SPECIAL2.astype(dtype)))
 
@@ -196,8 +197,7 @@ def _both_variants(f, *args):
     """``f`` jitted, run with each kernel in one call and in blocks on threads (par_min=1)."""
     import tracejit
     from tracejit.codegen import Plan, Program
-    from tracejit.ir.passes import fuse, optimize
-    fusion = fuse(optimize(tracejit.jit(f).lower(*args).function))
+    fusion = fusion_of(tracejit.jit(f).lower(*args).function)
     return [Program(Plan(fusion, par_min=m))(list(args)) for m in (1 << 62, 1)]
 
 
@@ -257,3 +257,55 @@ def test_constant_results_are_fresh_copies():
     a, _ = f(np.zeros(3, np.float32))
     a[0] = 5
     np.testing.assert_array_equal(f(np.zeros(3, np.float32))[0], np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("opdef", [ops.hypot, ops.copysign, ops.logaddexp, ops.fmod])
+def test_new_binary_ops_match_numpy_on_extremes_and_signed_zeros(opdef, dtype):
+    info = np.finfo(dtype)
+    a = np.array([info.max, -info.max, info.tiny, 0.0, -0.0, -0.0, 3.0, -3.0, 1e30, 5.5,
+                  np.inf, -np.inf, np.nan, 2.0], dtype)
+    b = np.array([info.max, info.max, info.tiny, -0.0, 0.0, -0.0, -4.0, 4.0, -1e30, -2.0,
+                  np.inf, -np.inf, 1.0, np.nan], dtype)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([a, rng.standard_normal(50).astype(dtype) * 30])
+    y = np.concatenate([b, rng.standard_normal(50).astype(dtype) * 30])
+    fn, args = _binary(opdef, x, y)
+    got = compile_function(fn, "numba")(args)[0]
+    with np.errstate(all="ignore"):
+        want = getattr(np, opdef.name)(x, y)
+    assert got.dtype == want.dtype
+    if opdef is ops.logaddexp and dtype == "float32":
+        np.testing.assert_allclose(got, want, rtol=2e-7)      # float32 libm exp/log1p
+    else:
+        np.testing.assert_array_equal(got, want)
+    assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((7,), 0), ((3, 5), 0), ((3, 5), 1), ((2, 0, 3), 1),
+                                        ((2, 3, 4), 2), ((300, 40), 0)])
+def test_cumsum_kernel_matches_numpy(dtype, shape, axis):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    if dtype == "int32" and x.size:
+        x.flat[0] = 2**31 - 1                 # wraps like NumPy
+    if dtype.startswith("float") and x.size:
+        x.flat[0] = -0.0
+    fn, args = _unary(ops.cumsum, x, axis=axis)
+    got = compile_function(fn, "numba")(args)[0]
+    want = np.add.accumulate(x, axis=axis, dtype=x.dtype)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert (np.signbit(got) == np.signbit(want)).all()
+
+
+def test_cumsum_feeds_and_reads_fused_kernels():
+    bld = Builder()
+    x = bld.param(TensorType(as_dtype("float64"), (4, 6)))
+    e = bld.emit(ops.exp, [x]).result
+    c = bld.emit(ops.cumsum, [e], axis=1).result
+    fn = bld.build([bld.emit(ops.log, [c]).result])
+    kinds = [g.kind for g in fusion_of(fn).groups]
+    assert kinds == ["loop", "op", "loop"], kinds
+    _check(fn, [np.random.default_rng(2).standard_normal((4, 6))])

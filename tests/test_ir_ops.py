@@ -146,7 +146,9 @@ BINARY = {
     "floor_divide": (np.floor_divide, "i32 i64 f32 f64"),
     "remainder": (np.remainder, "i32 i64 f32 f64"), "power": (np.power, "i32 i64 f32 f64"),
     "maximum": (np.maximum, "i32 i64 f32 f64"), "minimum": (np.minimum, "i32 i64 f32 f64"),
-    "arctan2": (np.arctan2, "f32 f64"),
+    "arctan2": (np.arctan2, "f32 f64"), "hypot": (np.hypot, "f32 f64"),
+    "copysign": (np.copysign, "f32 f64"), "logaddexp": (np.logaddexp, "f32 f64"),
+    "fmod": (np.fmod, "i32 i64 f32 f64"),
     "eq": (np.equal, CMP), "ne": (np.not_equal, CMP), "lt": (np.less, CMP),
     "le": (np.less_equal, CMP), "gt": (np.greater, CMP), "ge": (np.greater_equal, CMP),
     "logical_and": (np.logical_and, "bool"), "logical_or": (np.logical_or, "bool"),
@@ -438,6 +440,29 @@ def test_rev_matches_flip(dtype, data):
 def test_rev_rejects_bad_and_repeated_dims(dims):
     with pytest.raises(IRTypeError):
         rule(ops.rev, [T("f32", (2, 3))], dims=dims)
+
+
+@covers("cumsum")
+@pytest.mark.parametrize("dtype", ["i32", "i64", "f32", "f64"])
+@given(data=st.data())
+def test_cumsum_matches_numpy_in_the_operands_dtype(dtype, data):
+    x = data.draw(arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                 max_side=4)))
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    assert_same(run(ops.cumsum, [x], axis=axis), np.add.accumulate(x, axis=axis, dtype=x.dtype))
+
+
+def test_cumsum_keeps_negative_zero_and_wraps_ints():
+    assert np.signbit(run(ops.cumsum, [np.array([-0.0, -0.0])], axis=0)).all()
+    big = np.array([2**31 - 1, 1], np.int32)
+    assert_same(run(ops.cumsum, [big], axis=0), np.array([2**31 - 1, -2**31], np.int32))
+
+
+@pytest.mark.parametrize("t,axis", [(T("bool", (3,)), 0), (T("f32", (3,)), 1),
+                                    (T("f32", ()), 0), (T("i32", (2, 2)), -1)])
+def test_cumsum_rejects(t, axis):
+    with pytest.raises(IRTypeError):
+        rule(ops.cumsum, [t], axis=axis)
 
 
 def _pad_reference(x, value, low, high, interior):

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import tracejit
-from tracejit import backend
-from tracejit.tiered import CompileWarning
+from tracejit.driver import CompileWarning, backend, fusion_of
 
 
 def _softmax(x):
@@ -115,12 +114,11 @@ def _large_and_small(x, w, t):
 
 def test_the_mixed_stage_compiles_the_large_groups_first_and_agrees_with_every_stage():
     from tracejit.codegen import Plan
-    from tracejit.ir.passes import fuse, optimize
     rng = np.random.default_rng(1)
     args = (rng.standard_normal((64, 32)), rng.standard_normal((32, 64)),
             rng.random((4, 5)))
     fn = tracejit.jit(_large_and_small).lower(*args).function
-    plan = Plan(fuse(optimize(fn)), numpy_max=0)
+    plan = Plan(fusion_of(fn), numpy_max=0)
     stages = backend._stages(fn, plan)
     assert [tier for tier, _ in stages] == ["mixed", "compiled"]
     want = _large_and_small(*args)

@@ -7,20 +7,19 @@
     print(tracejit.make_ir(f)(x, y))   # the typed SSA IR
     f(x, y)                            # traced once per signature, then compiled
 """
-from . import ir
+from . import ir, lax
 from .autodiff import (checkpoint, custom_vjp, grad, jacfwd, jacrev, jvp, value_and_grad,
                        vjp)
 from .codegen.cache import CacheWarning, clear_cache
 from .config import config
 from .debugging import debug_print
-from .tiered import CompileWarning
-from .tracer import (ConcretizationError, EscapedTracerError, RetraceWarning, Tracer,
-                     TracerError, UnsupportedError, jit, make_ir, register_pytree_node,
-                     tree_map)
+from .driver import CompileWarning, RetraceWarning, jit, make_ir
+from .tracer import (ConcretizationError, EscapedTracerError, Tracer, TracerError,
+                     UnsupportedError, register_pytree_node, tree_map)
 
 __version__ = "0.1.0"
 
-__all__ = ["ir", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
+__all__ = ["ir", "lax", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
            "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
            "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",

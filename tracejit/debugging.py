@@ -15,7 +15,7 @@ def debug_print(fmt: str, *values) -> None:
     if not tracers:
         print(fmt.format(*values))
         return
-    from .tracer.primitives import lift_all
+    from .tracer.numpy.lifting import lift_all
     lifted = lift_all(*values)
     trace = lifted[0]._trace
     trace.emit(ops.debug_print, [t._value for t in lifted], fmt=str(fmt))

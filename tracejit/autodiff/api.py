@@ -13,23 +13,18 @@ import weakref
 
 import numpy as np
 
-from ..backend import compile_function
-from ..config import config
+from ..driver import jit, leaf_key, program_of
 from ..tracer.errors import call_error
-from ..tracer.jit import _leaf_key, jit
 from ..tracer.pytree import flatten, flatten_with_paths, unflatten
-from ..tracer.trace import current_trace
+from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
-from ..tracer.tracing import _rename, inline, trace
+from ..tracer.trace_function import _rename, inline, trace
 from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
 
 
 # -- running a transformed Function -------------------------------------------------------------
-_programs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _inside_trace(inputs) -> bool:
     return current_trace() is not None or any(isinstance(x, Tracer) for x in inputs)
 
@@ -38,11 +33,7 @@ def run(fn, inputs: list) -> list:
     """Inline fn into the enclosing trace, or run it compiled on concrete arrays."""
     if _inside_trace(inputs):
         return inline(fn, inputs)
-    by_backend = _programs.setdefault(fn, {})
-    program = by_backend.get(config.backend)
-    if program is None:
-        program = by_backend[config.backend] = compile_function(fn)
-    return program(list(inputs))
+    return program_of(fn)(list(inputs))
 
 
 def _name(fn) -> str:
@@ -224,7 +215,7 @@ def vjp(fn, *primals, has_aux=False):
     leaves, in_tree = flatten((primals, {}))
     prepared = None
     if not _inside_trace(leaves):
-        key = (in_tree, tuple(map(_leaf_key, leaves)), has_aux)
+        key = (in_tree, tuple(map(leaf_key, leaves)), has_aux)
         try:
             prepared = _vjp_cache.setdefault(fn, {}).get(key)
         except TypeError:

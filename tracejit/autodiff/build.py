@@ -10,15 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ops
-from ..tracer import primitives as P
-from ..tracer.trace import current_trace
+from ..tracer.numpy.lifting import astype, convert, emit, lift, trace_of
+from ..tracer.numpy.shapes import full
+from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 
 
 def op(opdef, *operands, **attrs) -> Tracer:
     """One IR op on Tracers (single result)."""
-    trace = P._trace_of(*operands) if operands else current_trace()
-    return P.emit(trace, opdef, [P.lift(x, trace) for x in operands], **attrs)
+    trace = trace_of(*operands) if operands else current_trace()
+    return emit(trace, opdef, [lift(x, trace) for x in operands], **attrs)
 
 
 def emit_op(trace, opdef, operands: list[Tracer], attrs: dict, regions=(), loc=None
@@ -35,7 +36,7 @@ def scalar(value, dtype) -> Tracer:
 
 
 def zeros(type) -> Tracer:
-    return P.full(type.shape, np.zeros((), type.dtype.np), trace=current_trace())
+    return full(type.shape, np.zeros((), type.dtype.np), trace=current_trace())
 
 
 def zeros_like(x: Tracer) -> Tracer:
@@ -44,7 +45,7 @@ def zeros_like(x: Tracer) -> Tracer:
 
 def mask(cond: Tracer, like: Tracer) -> Tracer:
     """A boolean condition as 0/1 in ``like``'s dtype."""
-    return P.astype(cond, like.dtype)
+    return astype(cond, like.dtype)
 
 
 def sum_axes(x: Tracer, axes) -> Tracer:
@@ -81,13 +82,13 @@ def call_traced(fn, args: tuple, kwargs: dict, name: str):
 
     Returns (outputs as fn's pytree, the body Function, the output TreeDef)."""
     from ..tracer.pytree import flatten, unflatten
-    from ..tracer.tracing import trace
+    from ..tracer.trace_function import trace
     leaves, _ = flatten((args, kwargs))
     traced = trace(fn, args, kwargs, name)
     inputs = leaves + list(traced.captured)
-    trace_ = P._trace_of(*inputs)
-    operands = [P.lift(x, trace_) for x in inputs]
-    operands = [x if x._value.type == p.type else P.convert(x, p.type.dtype)
+    trace_ = trace_of(*inputs)
+    operands = [lift(x, trace_) for x in inputs]
+    operands = [x if x._value.type == p.type else convert(x, p.type.dtype)
                 for x, p in zip(operands, traced.function.params)]
     outs = emit_op(trace_, ops.call, operands, {}, [traced.function])
     return unflatten(traced.out_tree, outs), traced.function, traced.out_tree

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from ..tracer.pytree import flatten
-from ..tracer.trace import current_trace
+from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from .build import call_traced
 

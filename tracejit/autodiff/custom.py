@@ -16,7 +16,7 @@ import itertools
 import re
 
 from ..tracer.pytree import flatten, unflatten
-from ..tracer.trace import current_trace
+from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from .build import call_traced, zeros_like
 

@@ -2,15 +2,15 @@
 partials.py): ``rule(ts, *operands, out, **attrs) -> tangent of out or None``; ``ts`` holds one
 tangent per operand, None where it is zero.
 
-Ops linear in some operands (layout ops, ``reduce_sum``, ``take``, ``scatter_add``, ``pad``,
-``concatenate``, ``where``) apply themselves to the tangents: see :func:`linear`. Tie
+Ops linear in some operands (layout ops, ``reduce_sum``, ``cumsum``, ``take``, ``scatter_add``,
+``pad``, ``concatenate``, ``where``) apply themselves to the tangents: see :func:`linear`. Tie
 conventions match vjp_rules.py (ties of reduce_max/min share the tangent equally).
 """
 from __future__ import annotations
 
 from ..ir import ops
 from ..ir.registry import rule_table
-from ..tracer import primitives as P
+from ..tracer.numpy.lifting import astype
 from .build import add_any, expand, kept_dims, mask, op, sum_axes, zeros_like
 from .vjp_rules import prod_partial
 
@@ -31,7 +31,7 @@ def linear(opdef, primal=()):
 
 
 for _opdef in (ops.broadcast_in_dim, ops.reshape, ops.transpose, ops.slice, ops.rev, ops.pad,
-               ops.concatenate, ops.reduce_sum):
+               ops.concatenate, ops.reduce_sum, ops.cumsum):
     linear(_opdef)
 linear(ops.take, primal=(1,))
 linear(ops.scatter_add, primal=(1,))
@@ -41,7 +41,7 @@ linear(ops.where, primal=(0,))
 @jvp_rule(ops.convert)
 def _(ts, x, out, dtype):
     (t,) = ts
-    return P.astype(t, out.dtype) if out.dtype.kind == "f" and x.dtype.kind == "f" else None
+    return astype(t, out.dtype) if out.dtype.kind == "f" and x.dtype.kind == "f" else None
 
 
 def _extreme_jvp(ts, x, out, axes):

@@ -9,7 +9,10 @@ Conventions at points where the derivative is not defined:
   not differentiable in the registry and stop the gradient (their derivative is 0 a.e.).
 - ``maximum`` / ``minimum`` on ties: half of the cotangent to each operand (as JAX).
 - ``power`` x**y: d/dx is 0 where y == 0 (so 0**0 has no NaN), d/dy is 0 where x == 0.
-- ``remainder``: d/dx = 1, d/dy = -floor(x / y) (the derivative of x - floor(x/y)*y).
+- ``remainder``: d/dx = 1, d/dy = -floor(x / y) (the derivative of x - floor(x/y)*y);
+  ``fmod`` likewise with trunc (x - trunc(x/y)*y).
+- ``hypot`` at (0, 0): 0 for both operands (no NaN).
+- ``copysign(x, y)``: d/dx = +-1 (whether the sign of x flips), d/dy = 0.
 """
 from __future__ import annotations
 
@@ -19,8 +22,9 @@ import numpy as np
 
 from ..ir import ops
 from ..ir.registry import rule_table
-from ..tracer import primitives as P
-from .build import mask
+from ..tracer.numpy.arithmetic import sign, where
+from ..tracer.numpy.shapes import full
+from .build import mask, op
 
 PARTIALS, partials = rule_table()
 
@@ -40,7 +44,7 @@ def scale(t, p):
 @partials(ops.neg)
 def _(x, out): return [-1]
 @partials(ops.abs)
-def _(x, out): return [P.sign(x)]
+def _(x, out): return [sign(x)]
 @partials(ops.exp)
 def _(x, out): return [out]
 @partials(ops.expm1)
@@ -104,9 +108,9 @@ def _(x, y, out):
 
 @partials(ops.power)
 def _(x, y, out):
-    dx = P.where(y == 0, 0.0, y * np.power(x, y - 1))
-    safe_x = P.where(x == 0, 1.0, x)
-    dy = P.where(x == 0, 0.0, out * np.log(safe_x))
+    dx = where(y == 0, 0.0, y * np.power(x, y - 1))
+    safe_x = where(x == 0, 1.0, x)
+    dy = where(x == 0, 0.0, out * np.log(safe_x))
     return [dx, dy]
 
 
@@ -118,3 +122,23 @@ def _(x, y, out): return [1, -np.floor(x / y)]
 def _(y, x, out):
     r = x * x + y * y
     return [x / r, -y / r]
+
+
+@partials(ops.hypot)
+def _(x, y, out):
+    safe = where(out == 0, 1.0, out)
+    return [x / safe, y / safe]
+
+
+@partials(ops.copysign)
+def _(x, y, out):
+    one = full(x.shape, 1.0, x.dtype)
+    return [op(ops.copysign, one, out) * op(ops.copysign, one, x), None]
+
+
+@partials(ops.logaddexp)
+def _(x, y, out): return [np.exp(x - out), np.exp(y - out)]
+
+
+@partials(ops.fmod)
+def _(x, y, out): return [1, -np.trunc(x / y)]

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from ..ir import Function, ops, verify
 from ..ir.passes import dce
-from ..tracer.trace import Trace, current_trace
+from ..tracer.trace_state import Trace, current_trace
 from ..tracer.tracer import Tracer
 from . import custom
 from .build import add_any, emit_op, zeros

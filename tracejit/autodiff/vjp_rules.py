@@ -8,13 +8,15 @@ Conventions:
 - ``reduce_prod`` is exact with zeros in the input (no division by a zero element).
 - ``where`` routes the cotangent to the chosen branch; the condition has none.
 - ``convert`` converts the cotangent back (an integer or bool operand has none).
+- ``cumsum`` transposes to the reversed running sum of the cotangent.
 - ``call`` (checkpoint) and ``optimization_barrier`` are handled in reverse.py.
 """
 from __future__ import annotations
 
 from ..ir import ops
 from ..ir.registry import rule_table
-from ..tracer import primitives as P
+from ..tracer.numpy.arithmetic import where
+from ..tracer.numpy.lifting import astype, reshape
 from .build import expand, scalar, kept_dims, mask, op, sum_axes, swap_last, zeros_like
 
 VJP_RULES, vjp_rule = rule_table()
@@ -23,24 +25,24 @@ VJP_RULES, vjp_rule = rule_table()
 @vjp_rule(ops.where)
 def _(ct, c, x, y, out):
     zero = zeros_like(ct)
-    return [None, P.where(c, ct, zero), P.where(c, zero, ct)]
+    return [None, where(c, ct, zero), where(c, zero, ct)]
 
 
 @vjp_rule(ops.convert)
 def _(ct, x, out, dtype):
-    return [P.astype(ct, x.dtype) if x.dtype.kind == "f" else None]
+    return [astype(ct, x.dtype) if x.dtype.kind == "f" else None]
 
 
 @vjp_rule(ops.broadcast_in_dim)
 def _(ct, x, out, shape, dims):
     summed = [d for d in range(len(shape)) if d not in dims]
     summed += [d for i, d in enumerate(dims) if x.shape[i] == 1 and shape[d] != 1]
-    return [P.reshape(sum_axes(ct, summed), x.shape)]
+    return [reshape(sum_axes(ct, summed), x.shape)]
 
 
 @vjp_rule(ops.reshape)
 def _(ct, x, out, shape):
-    return [P.reshape(ct, x.shape)]
+    return [reshape(ct, x.shape)]
 
 
 @vjp_rule(ops.transpose)
@@ -92,6 +94,11 @@ def _(ct, x, idx, upd, out, axis):
     return [ct, None, op(ops.take, ct, idx, axis=axis)]
 
 
+@vjp_rule(ops.cumsum)
+def _(ct, x, out, axis):
+    return [op(ops.rev, op(ops.cumsum, op(ops.rev, ct, dims=[axis]), axis=axis), dims=[axis])]
+
+
 @vjp_rule(ops.reduce_sum)
 def _(ct, x, out, axes):
     return [expand(ct, x.shape, kept_dims(x.ndim, axes))]
@@ -113,11 +120,11 @@ def prod_partial(x, axes):
     kept = kept_dims(x.ndim, axes)
     is_zero = x == 0.0
     zeros = expand(sum_axes(mask(is_zero, x), axes), x.shape, kept)
-    nonzero_prod = expand(op(ops.reduce_prod, P.where(is_zero, 1.0, x), axes=axes), x.shape,
+    nonzero_prod = expand(op(ops.reduce_prod, where(is_zero, 1.0, x), axes=axes), x.shape,
                           kept)
-    safe_x = P.where(is_zero, 1.0, x)
-    return P.where(zeros == 0.0, nonzero_prod / safe_x,
-                   P.where((zeros == 1.0) & is_zero, nonzero_prod, 0.0))
+    safe_x = where(is_zero, 1.0, x)
+    return where(zeros == 0.0, nonzero_prod / safe_x,
+                   where((zeros == 1.0) & is_zero, nonzero_prod, 0.0))
 
 
 @vjp_rule(ops.reduce_prod)

@@ -1,30 +1,43 @@
-"""Per-op code generation rules, one table keyed by OpDef.
+"""Per-op code generation rules, one table keyed by OpDef: ``RULES[opdef] = (kind, rule)``.
 
 ``@emit(op)`` registers a scalar rule: given the op and the names of its operands' scalar
 values, it returns a Python expression (Numba-compilable) of exactly the result's dtype. Other
-kinds of rule live beside their users and register here too, so that one table says how every
-op is generated (tests/test_op_coverage.py checks that none is missing):
+kinds of rule live beside their users and register here too (``register(kind, op)(rule)``),
+so that one table says how every op is generated; tests/test_op_coverage.py imports the whole
+code generator and checks that every op has a rule that is a real callable:
 
 - ``index``: layout ops, folded into index arithmetic (codegen/kernel.py)
 - ``reduce``: reductions, as accumulators inside a loop nest (codegen/reduction.py)
 - ``kernel``: ops with their own loop structure (codegen/templates.py)
+- ``matmul``: the BLAS call of a matmul group (codegen/matmul.py)
 - ``movement``: ops that only move data, done by NumPy in the program (codegen/movement.py)
-- ``plan``: ops the executable plan handles itself (constants, matmul, barriers, debug_print,
-  and ``call``, which passes.inline_calls removes first) (codegen/plan.py)
+- ``plan``: ops the executable plan handles itself (constants, barriers, debug_print, and
+  ``call``, which passes.inline_calls removes first) (codegen/plan.py)
 """
 from __future__ import annotations
 
 from ..ir import ops
 
-RULES: dict = {}   # OpDef -> (kind, rule or None)
+RULES: dict = {}   # OpDef -> (kind, rule)
+KINDS = ("scalar", "index", "reduce", "kernel", "matmul", "movement", "plan")
 
 
 def register(kind: str, *opdefs):
+    assert kind in KINDS, kind
+
     def deco(fn):
+        assert fn is not None, "a rule, not a placeholder"
         for od in opdefs:
+            if od in RULES:
+                raise ValueError(f"op {od.name} has two code generation rules")
             RULES[od] = (kind, fn)
         return fn
     return deco
+
+
+def kind_of(opdef) -> str | None:
+    rule = RULES.get(opdef)
+    return rule[0] if rule else None
 
 
 def emit(*opdefs):
@@ -150,9 +163,21 @@ def _(op, a):
     return f"{np_name(_t(op))}(np.{fn}({a}))"
 
 
-@emit(ops.arctan2)
+@emit(ops.arctan2, ops.hypot, ops.copysign)
 def _(op, a, b):
-    return f"{np_name(_t(op))}(math.atan2({a}, {b}))"
+    fn = {ops.arctan2: "atan2", ops.hypot: "hypot", ops.copysign: "copysign"}[op.opdef]
+    return f"{np_name(_t(op))}(math.{fn}({a}, {b}))"
+
+
+@emit(ops.logaddexp)
+def _(op, a, b):
+    return f"logaddexp{'32' if _t(op).name == 'float32' else '64'}({a}, {b})"
+
+
+@emit(ops.fmod)
+def _(op, a, b):
+    return f"{np_name(_t(op))}(np.fmod({a}, {b}))" if _t(op).is_float else _wrap(
+        op, f"ifmod({a}, {b})")
 
 
 # -- predicates and logic --------------------------------------------------------------------
@@ -214,12 +239,3 @@ def iota_expr(op, idx: tuple) -> str:
 
 
 register("scalar", ops.iota)(iota_expr)
-
-# Registered here, implemented where they are used (see the module docstring).
-register("index", ops.broadcast_in_dim, ops.reshape, ops.transpose, ops.slice, ops.rev)(None)
-register("reduce", ops.reduce_sum, ops.reduce_prod, ops.reduce_max, ops.reduce_min,
-         ops.argmax, ops.argmin)(None)
-register("kernel", ops.take, ops.scatter_add)(None)
-register("movement", ops.pad, ops.concatenate)(None)
-register("plan", ops.constant, ops.matmul, ops.optimization_barrier, ops.debug_print,
-         ops.call)(None)

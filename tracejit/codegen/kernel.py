@@ -17,43 +17,16 @@ through llvm.maximum/minimum, so LLVM vectorizes reductions without fast-math on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-
 
 from ..ir import ops
-from ..ir.passes.fusion import REDUCTIONS, FusionGroup, same_index
-from ..ir.passes.fusion import index_map as fusion_index_map
-from . import emitters
+from ..ir.passes.fusion import FusionGroup, is_reduction, same_index
+from . import emitters, templates  # templates registers the "kernel" rules
 from .matmul import MATMUL_WORK, MatmulKernel
 from .reduction import Reductions
-from .templates import TEMPLATES
+from .source import KernelSpec, function_source
 
-FASTMATH = '{"contract"}'
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
-HEADER = """import math
-import numpy as np
-from numba import njit
-from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
-from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts
-from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
-from tracejit.codegen.blas import gemm
-"""
-
-
-@dataclass
-class KernelSpec:
-    """A kernel's source and how to call it: which values and sizes go in, in order."""
-    source: str
-    inputs: list            # Values passed as arrays a*
-    outputs: list           # Values written o*
-    scalars: list           # scalar constant Values passed by value c*
-    sizes: list             # ints passed as s*
-    parallel: bool          # large enough, and splittable, to run in blocks on threads
-    work: int = 0           # elements in the iteration space (for the parallel threshold)
-    span: int = 0           # the size of the dim that ``lo, hi`` index: one call is 0, span
-    min_block: int = 1      # fewest elements of that dim per thread
-    notes: list = field(default_factory=list)
 
 
 def is_scalar_constant(v) -> bool:
@@ -162,7 +135,7 @@ class LoopKernel(Reductions, MatmulKernel):
             if len(idx) == 1:
                 sub += ","
             return self.put(f"{self.array(v)}[{sub}]", self.is_inner(*idx))
-        if op.opdef in REDUCTIONS:
+        if is_reduction(op):
             assert same_index(idx, self.outer_idx, self.g.outer), (op, idx)
             return self.acc[op]
         if op is self.g.head:
@@ -175,11 +148,11 @@ class LoopKernel(Reductions, MatmulKernel):
             # directly instead of re-deriving each coordinate with integer division.
             sub = ", ".join(idx) + ("," if len(idx) == 1 else "")
             return self.put(f"{self.reshaped_view(op)}[{sub}]", self.is_inner(*idx))
-        if op.opdef.category == "layout":
+        kind, rule = emitters.RULES[op.opdef]
+        if kind == "index":
             return self.value(op.operands[0], self.index_map(op, idx))
         if op.opdef is ops.iota:
             return self.put(emitters.iota_expr(op, idx), self.is_inner(*idx))
-        kind, rule = emitters.RULES[op.opdef]
         assert kind == "scalar", op
         args = [self.value(o, idx) for o in op.operands]
         if (op.opdef is ops.div and op.result.dtype.name == "float32"
@@ -210,43 +183,14 @@ class LoopKernel(Reductions, MatmulKernel):
         return self._names[key]
 
     def index_map(self, op, idx: tuple) -> tuple:
-        x = op.operands[0]
-        a = op.attrs
-        mapped = fusion_index_map(op, idx)
+        mapped = op.opdef.index_map(op, idx)
         if "?" not in mapped:
             # A permutation or selection of the index (broadcast, transpose, a reshape that
-            # only adds or drops size-1 dims, a trivial slice): the fusion pass's symbolic
-            # rule is the code. What it cannot say ("?") needs arithmetic, below.
+            # only adds or drops size-1 dims, a trivial slice): the op's symbolic index map
+            # (ops.py) is the code. What it cannot say ("?") needs arithmetic: the op's
+            # ``index`` rule, below.
             return mapped
-        if op.opdef is ops.slice:
-            # starts and steps are size parameters too, so that structurally equal kernels
-            # (the im2col slices of a convolution) share compiled code
-            out = []
-            for d, (i, s, st) in enumerate(zip(idx, a["starts"], a["steps"])):
-                if s == 0 and st == 1:
-                    out.append(i)
-                    continue
-                start = self.size((id(op), "start", d), s)
-                out.append(f"({start} + {self.size((id(op), 'step', d), st)} * {i})"
-                           if st != 1 else f"({start} + {i})")
-            return tuple(out)
-        if op.opdef is ops.rev:
-            return tuple(f"({self.size((id(op), d), x.shape[d])} - 1 - {i})"
-                         if d in a["dims"] else i for d, i in enumerate(idx))
-        assert op.opdef is ops.reshape, op
-        shape = a["shape"]
-        inner = self.is_inner(*idx)
-        lin = idx[0] if idx else "0"
-        for k in range(1, len(idx)):
-            lin = f"({lin} * {self.size((id(op), 'o', k), shape[k])} + {idx[k]})"
-        lin = self.put(lin, inner, "x")
-        out, stride = [], 1
-        for k in reversed(range(x.type.ndim)):
-            s = self.size((id(op), "st", k), stride)
-            d = self.size((id(op), "d", k), x.shape[k])
-            out.append(self.put(f"({lin} // {s}) % {d}", inner, "x"))
-            stride *= x.shape[k]
-        return tuple(reversed(out))
+        return emitters.RULES[op.opdef][1](self, op, idx)
 
     # -- loop structure ------------------------------------------------------------------
     def store(self, v, idx, o):
@@ -324,19 +268,56 @@ class LoopKernel(Reductions, MatmulKernel):
                           list(self.scalars), self.sizes, parallel, self.work, self.span,
                           self.min_block)
 
-def function_source(params: list[str], body: list[str]) -> str:
-    """The kernel module: one ``nogil`` function over the block ``lo:hi`` (threads run blocks
-    of one call at once)."""
-    sig = ", ".join(params + ["lo", "hi"])
-    flags = f'cache=True, nogil=True, error_model="numpy", fastmath={FASTMATH}'
-    lines = [HEADER, f"\n@njit({flags})\ndef kernel({sig}):"]
-    lines += ["    " + b for b in body or ["pass"]]
-    lines.append("    return 0")
-    return "\n".join(lines) + "\n"
-
-
 def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
     if group.kind in ("loop", "matmul"):
         return LoopKernel(group, par_min).generate()
     (op,) = group.ops
-    return TEMPLATES[op.opdef](op, group)
+    kind, rule = emitters.RULES[op.opdef]
+    assert kind == "kernel", f"{op}: no kernel rule (see {templates.__name__})"
+    return rule(op, group)
+
+
+# -- index rules: the arithmetic of a layout op's index map where it says "?" -----------------
+@emitters.register("index", ops.broadcast_in_dim, ops.transpose)
+def _(k: LoopKernel, op, idx: tuple) -> tuple:
+    return op.opdef.index_map(op, idx)      # never "?": a selection or permutation
+
+
+@emitters.register("index", ops.slice)
+def _(k: LoopKernel, op, idx: tuple) -> tuple:
+    # starts and steps are size parameters too, so that structurally equal kernels (the im2col
+    # slices of a convolution) share compiled code
+    out = []
+    for d, (i, s, st) in enumerate(zip(idx, op.attrs["starts"], op.attrs["steps"])):
+        if s == 0 and st == 1:
+            out.append(i)
+            continue
+        start = k.size((id(op), "start", d), s)
+        out.append(f"({start} + {k.size((id(op), 'step', d), st)} * {i})"
+                   if st != 1 else f"({start} + {i})")
+    return tuple(out)
+
+
+@emitters.register("index", ops.rev)
+def _(k: LoopKernel, op, idx: tuple) -> tuple:
+    x = op.operands[0]
+    return tuple(f"({k.size((id(op), d), x.shape[d])} - 1 - {i})"
+                 if d in op.attrs["dims"] else i for d, i in enumerate(idx))
+
+
+@emitters.register("index", ops.reshape)
+def _(k: LoopKernel, op, idx: tuple) -> tuple:
+    """A reshape that regroups dims: the linear index, then each operand coordinate."""
+    x, shape = op.operands[0], op.attrs["shape"]
+    inner = k.is_inner(*idx)
+    lin = idx[0] if idx else "0"
+    for j in range(1, len(idx)):
+        lin = f"({lin} * {k.size((id(op), 'o', j), shape[j])} + {idx[j]})"
+    lin = k.put(lin, inner, "x")
+    out, stride = [], 1
+    for j in reversed(range(x.type.ndim)):
+        s = k.size((id(op), "st", j), stride)
+        d = k.size((id(op), "d", j), x.shape[j])
+        out.append(k.put(f"({lin} // {s}) % {d}", inner, "x"))
+        stride *= x.shape[j]
+    return tuple(reversed(out))

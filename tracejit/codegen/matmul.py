@@ -3,6 +3,7 @@ same block, and integer or batched products as loops. A mixin of kernel.LoopKern
 from __future__ import annotations
 
 from ..ir import ops
+from . import emitters
 from .emitters import np_name
 
 MATMUL_WORK = 64      # multiply-adds of a matmul that count as one element of loop work
@@ -83,3 +84,6 @@ class MatmulKernel:
                       f"            for j in range({n}):",
                       "                M[q, i, j] += x * B[q, kk, j]"]
         return lines
+
+
+emitters.register("matmul", ops.matmul)(MatmulKernel.matmul_prelude)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir.registry import rule_table
+from . import emitters
 
 VIEWS, view = rule_table()     # layout op -> (op, source of its operand) -> source of a view
 
@@ -49,26 +50,34 @@ def _(op, x):
 def is_movement(g) -> bool:
     """Whether NumPy does this group (see the module docstring)."""
     if g.kind == "op":
-        return g.ops[0].opdef in (ops.pad, ops.concatenate)
+        return emitters.kind_of(g.ops[0].opdef) == "movement"
     return (g.kind == "loop" and not g.axes and len(g.outputs) == 1 and g.outputs[0].shape != ()
             and all(op.opdef in VIEWS for op in g.ops))
+
+
+@emitters.register("movement", ops.concatenate)
+def _(op, array, out: str) -> list[str]:
+    xs = ", ".join(array(v) for v in op.operands)
+    return [f"np.concatenate(({xs},), axis={op.attrs['axis']}, out={out})"]
+
+
+@emitters.register("movement", ops.pad)
+def _(op, array, out: str) -> list[str]:
+    x, value = op.operands
+    a = op.attrs
+    if x.type.ndim == 0:
+        return [f"{out}[...] = {array(x)}"]
+    inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
+                      for n, lo, it in zip(x.shape, a["low"], a["interior"]))
+    return [f"{out}[...] = {array(value)}", f"{out}[{inner},] = {array(x)}"]
 
 
 def movement_lines(g, array, out: str) -> list[str]:
     """Statements that write the group's output into the buffer named ``out``; ``array(v)``
     names an array holding ``v``."""
-    (op,) = g.ops if g.kind == "op" else (None,)
-    if op is not None and op.opdef is ops.concatenate:
-        xs = ", ".join(array(v) for v in op.operands)
-        return [f"np.concatenate(({xs},), axis={op.attrs['axis']}, out={out})"]
-    if op is not None:                                   # pad
-        x, value = op.operands
-        a = op.attrs
-        if x.type.ndim == 0:
-            return [f"{out}[...] = {array(x)}"]
-        inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
-                          for n, lo, it in zip(x.shape, a["low"], a["interior"]))
-        return [f"{out}[...] = {array(value)}", f"{out}[{inner},] = {array(x)}"]
+    if g.kind == "op":
+        (op,) = g.ops
+        return emitters.RULES[op.opdef][1](op, array, out)
     defined = {r: o for o in g.ops for r in o.results}
 
     def source(v) -> str:

@@ -22,7 +22,9 @@ from ..ir import Function, ops
 from ..ir.passes.fusion import Fusion
 from ..ir.passes.liveness import nbytes
 from .arena import pack
-from .kernel import KernelSpec, generate_kernel
+from . import emitters
+from .kernel import generate_kernel
+from .source import KernelSpec
 from .movement import is_movement, movement_lines
 from .numpy_tier import NumpyProgram
 
@@ -89,9 +91,24 @@ class Plan:
         """The name of an array holding ``v`` (a parameter, constant or buffer)."""
         if v not in self.names:
             assert v.op is not None and v.op.opdef is ops.constant, v
-            arr = np.array(v.op.attrs["value"], copy=True, order="C")   # the planned layout
-            self.names[v] = self.constant("q", arr)
+            self._plan_rule(v.op)
         return self.names[v]
+
+    def _plan_rule(self, op):
+        kind, rule = emitters.RULES[op.opdef]
+        assert kind == "plan", op
+        rule(self, op)
+
+    def _constant(self, op):
+        arr = np.array(op.attrs["value"], copy=True, order="C")   # the planned layout
+        self.names[op.result] = self.constant("q", arr)
+
+    def _alias(self, op):
+        for r, v in zip(op.results, op.operands):
+            self.names[r] = self.array(v)
+
+    def _call(self, op):
+        raise ValueError("the plan needs a Function without call ops: run inline_calls")
 
     def buffer(self, v) -> str:
         if v in self._results and nbytes(v) >= POOL_MIN:
@@ -167,12 +184,8 @@ class Plan:
         self._storage()
         for i, g in enumerate(self.fusion.groups):
             self._group = i          # buffer() notes which group writes each intermediate
-            if g.kind == "alias":
-                (op,) = g.ops
-                for r, v in zip(op.results, op.operands):
-                    self.names[r] = self.array(v)
-            elif g.kind == "effect":
-                self._debug_print(g.ops[0])
+            if g.kind in ("alias", "effect"):
+                self._plan_rule(g.ops[0])
             elif self._is_view(g):
                 self._reshape_view(g.ops[0])
             elif is_movement(g):
@@ -218,7 +231,7 @@ class Plan:
     def _small(self, g) -> bool:
         if g.kind == "loop":
             work = math.prod(g.space)
-        elif g.kind == "op" and g.ops[0].opdef in (ops.take, ops.scatter_add):
+        elif g.kind == "op" and emitters.kind_of(g.ops[0].opdef) == "kernel":
             work = math.prod(g.ops[0].result.shape)
         else:
             return False
@@ -274,3 +287,9 @@ class Plan:
     def source(self) -> str:
         body = "\n".join("    " + line for line in self.lines)
         return f"def entry({', '.join(self.params)}):\n{body}\n"
+
+
+emitters.register("plan", ops.constant)(Plan._constant)
+emitters.register("plan", ops.optimization_barrier)(Plan._alias)
+emitters.register("plan", ops.debug_print)(Plan._debug_print)
+emitters.register("plan", ops.call)(Plan._call)

@@ -11,10 +11,10 @@ import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
 from ..ir.passes.fusion import Fusion
-from ..tracer.errors import ArgumentMismatch
 from . import cache
 from .arena import Arena
 from .compile_workers import compile_all
+from .errors import ArgumentMismatch
 from .plan import Plan
 from .threads import pool
 from .warm_load import load_cached

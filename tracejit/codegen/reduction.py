@@ -3,13 +3,17 @@ reductions turned around, and values kept between the last pass and the output p
 of kernel.LoopKernel, which provides values at an index (``value``), names and sizes."""
 from __future__ import annotations
 
-from ..ir.passes.fusion import REDUCTIONS
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+from ..ir import ops
+from ..ir.passes.fusion import is_reduction
+from . import emitters
 from .emitters import lit, np_name
 from .mathlib import has_vector_minmax
 
 VECTOR_MINMAX = has_vector_minmax()
-COSTLY = {"exp", "expm1", "log", "log1p", "tanh", "logistic", "sin", "cos", "tan", "sinh",
-          "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "erf", "power", "arctan2"}
 SUM_BLOCK = 1024      # elements of a float32 sum added in float32 before a float64 add
 
 
@@ -51,9 +55,29 @@ def _combine(kind: str, dtype, acc: str, v: str) -> str:
     return f"{v} if (({v} {cmp} {acc}){nan}) else {acc}"
 
 
+@dataclass(frozen=True)
+class Accumulator:
+    """A reduction's ``reduce`` rule: its accumulator's initial value ``init(dtype)`` and the
+    new value ``combine(dtype, acc, v)`` (argmax/argmin also keep the index: reduction_body)."""
+    init: Callable
+    combine: Callable
+
+
+for _opdef in (ops.reduce_sum, ops.reduce_prod, ops.reduce_max, ops.reduce_min, ops.argmax,
+               ops.argmin):
+    emitters.register("reduce", _opdef)(Accumulator(partial(_init, _opdef.name),
+                                                    partial(_combine, _opdef.name)))
+
+
+def accumulator(op) -> Accumulator:
+    kind, rule = emitters.RULES[op.opdef]
+    assert kind == "reduce", op
+    return rule
+
+
 class Reductions:
     def levels(self) -> list[list]:
-        reds = [op for op in self.g.ops if op.opdef in REDUCTIONS]
+        reds = [op for op in self.g.ops if is_reduction(op)]
         level: dict = {}
 
         def depth(v, seen) -> int:
@@ -61,7 +85,7 @@ class Reductions:
             if op is None or op in seen:
                 return 0
             seen.add(op)
-            if op.opdef in REDUCTIONS:
+            if is_reduction(op):
                 return level_of(op) + 1
             return max((depth(o, seen) for o in op.operands), default=0)
 
@@ -92,7 +116,8 @@ class Reductions:
             x = op.operands[0]
             kind = op.opdef.name
             # float sums accumulate in float64 (closer to NumPy's pairwise sum than float32)
-            init = "0.0" if kind == "reduce_sum" and x.dtype.is_float else _init(kind, x.dtype)
+            init = ("0.0" if kind == "reduce_sum" and x.dtype.is_float
+                    else accumulator(op).init(x.dtype))
             acc = self.tmp("acc")
             info.append((op, kind, x, acc, init))
             out.append(f"{acc} = {init}")
@@ -169,10 +194,11 @@ class Reductions:
             elif kind == "reduce_sum":
                 lines.append(f"{acc} = np.zeros(({kept_dims},), {np_name(op.result.dtype)})")
             else:
-                lines.append(f"{acc} = np.full(({kept_dims},), {_init(kind, x.dtype)}, "
+                lines.append(f"{acc} = np.full(({kept_dims},), {accumulator(op).init(x.dtype)}, "
                              f"{np_name(x.dtype)})")
             v = self.value(x, self.full)
-            self.block.lines.append(f"{acc}[{sub}] = {_combine(kind, x.dtype, f'{acc}[{sub}]', v)}")
+            new = accumulator(op).combine(x.dtype, f"{acc}[{sub}]", v)
+            self.block.lines.append(f"{acc}[{sub}] = {new}")
             names.append(acc)
         del first       # the block lo:hi of the first kept axis is the kernel's
         pad = ""
@@ -214,7 +240,7 @@ class Reductions:
             elif acc in blocked:
                 self.block.lines.append(f"{acc}_b = radd({acc}_b, {v})")
             else:
-                self.block.lines.append(f"{acc} = {_combine(kind, x.dtype, acc, v)}")
+                self.block.lines.append(f"{acc} = {accumulator(op).combine(x.dtype, acc, v)}")
         return self.block.lines
 
     def scratch_outputs(self, levels, full_outs, onames) -> dict:
@@ -241,7 +267,7 @@ class Reductions:
         for red in levels[-1]:
             w = red.operands[0]
             tree = elementwise_tree(w)
-            if w in out or not any(self.defined[u].opdef.name in COSTLY for u in tree):
+            if w in out or not any(self.defined[u].opdef.costly for u in tree):
                 continue
             for v in full_outs:
                 if v is not w and v not in used and v.dtype == w.dtype and w in elementwise_tree(v):

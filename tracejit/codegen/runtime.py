@@ -1,6 +1,6 @@
 """Scalar helpers that generated kernels call where Numba's own operator differs from NumPy's.
 
-Each one pins down one NumPy behaviour: integer floor division and remainder by zero give 0 and
+Each one pins down one NumPy behaviour: integer floor division, remainder and fmod by zero give 0 and
 ``INT_MIN // -1`` wraps (Numba gives 0); float -> int conversion of NaN or out-of-range values
 gives INT_MIN like NumPy on x86 (LLVM leaves it undefined); integer powers wrap.
 """
@@ -24,6 +24,43 @@ def iremainder(a, b):
     if b == 0 or b == -1:
         return a - a
     return a % b
+
+
+@njit(inline="always")
+def ifmod(a, b):
+    """C's ``%`` (NumPy's np.fmod on ints): the sign of ``a``; 0 for a zero divisor."""
+    if b == 0 or b == -1:
+        return a - a
+    r = a % b
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+@njit(inline="always")
+def logaddexp64(x, y):
+    """NumPy's npy_logaddexp: exact at equal operands (infinities too), NaN-propagating."""
+    if x == y:
+        return x + 0.6931471805599453
+    t = x - y
+    if t > 0:
+        return x + np.log1p(np.exp(-t))
+    if t <= 0:
+        return y + np.log1p(np.exp(t))
+    return t
+
+
+@njit(inline="always")
+def logaddexp32(x, y):
+    """npy_logaddexpf: logaddexp64 in float32 arithmetic."""
+    if x == y:
+        return x + np.float32(0.6931471805599453)
+    t = x - y
+    if t > 0:
+        return x + np.float32(np.log1p(np.float32(np.exp(-t))))
+    if t <= 0:
+        return y + np.float32(np.log1p(np.float32(np.exp(t))))
+    return t
 
 
 @njit

@@ -1,14 +1,19 @@
-"""Kernel sources for ops with their own loop structure (not fused): take and scatter_add
-(pad and concatenate only move data: NumPy does them, movement.py). Like fused kernels they take every size as a parameter, so they are shape-generic.
-Their parameters: input arrays ``a*``, the output ``o0``, sizes ``s*``."""
+"""Kernel sources for ops with their own loop structure (not fused): take, scatter_add and
+cumsum (pad and concatenate only move data: NumPy does them, movement.py). Like fused kernels
+they take every size as a parameter, so they are shape-generic. Their parameters: input arrays
+``a*``, the output ``o0``, sizes ``s*``. Each is the op's ``kernel`` rule in emitters.RULES."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import ops
-from ..ir.registry import rule_table
+from . import emitters
+from .emitters import lit, np_name
+from .source import KernelSpec, function_source
 
-TEMPLATES, template = rule_table()
+
+def template(*opdefs):
+    return emitters.register("kernel", *opdefs)
 
 
 class _Sizes:
@@ -35,7 +40,6 @@ def _nest(names, bounds, body, indent="") -> list[str]:
 
 def _finish(op, group, params_in, sizes, body, nout=1):
     """One call, serial (``lo, hi`` unused): scatter_add's writes may collide."""
-    from .kernel import KernelSpec, function_source
     params = params_in + [f"o{i}" for i in range(nout)] + [f"s{i}" for i in
                                                             range(len(sizes.values))]
     work = int(np.prod(op.result.shape)) if op.results else 0
@@ -88,3 +92,25 @@ def _(op, group):
         add = f"o0[{_sub(dst)}] = o0[{_sub(dst)}] or a2[{_sub(names)}]"
     body += _nest(names, [s(n) for n in upd.shape], check + [add])
     return _finish(op, group, ["a0", "a1", "a2"], s, body)
+
+
+@template(ops.cumsum)
+def _(op, group):
+    """A serial running sum along the axis for each index of the other dims, added in the
+    result dtype (float32 in float32, ints wrapping) in order, like np.add.accumulate."""
+    x = op.operands[0]
+    axis, t = op.attrs["axis"], op.result.dtype
+    s = _Sizes()
+    names = [f"j{d}" for d in range(x.type.ndim)]
+    outer = [d for d in range(x.type.ndim) if d != axis]
+    n = s(x.shape[axis])
+    first = [("0" if d == axis else names[d]) for d in range(x.type.ndim)]
+    step = f"acc + a0[{_sub(names)}]"
+    if t.is_int and t.name != "int64":
+        step = f"{np_name(t)}({step})"
+    inner = [f"if {n} > 0:", f"    acc = a0[{_sub(first)}]", f"    o0[{_sub(first)}] = acc",
+             f"for j{axis} in range(1, {n}):", f"    acc = {step}",
+             f"    o0[{_sub(names)}] = acc"]
+    body = _nest([names[d] for d in outer], [s(x.shape[d]) for d in outer],
+                 [f"acc = {lit(t, 0)}"] + inner)
+    return _finish(op, group, ["a0"], s, body)

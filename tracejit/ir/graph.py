@@ -82,17 +82,12 @@ class Function:
     def result_types(self) -> list[TensorType]:
         return [r.type for r in self.results]
 
-    def __str__(self) -> str:
-        from .printer import print_function
-        return print_function(self)
+    # ``str(fn)`` (the text form, printer.py) and ``fn(*arrays)`` (the reference interpreter,
+    # interpreter.py) are attached by ir/__init__.py: both modules build on this one, which
+    # imports neither.
 
     def __repr__(self) -> str:
         return f"<Function @{self.name} ({len(self.params)} params, {len(self.ops)} ops)>"
-
-    def __call__(self, *args):
-        """Run on NumPy arrays with the reference interpreter; returns a list of arrays."""
-        from .interpreter import interpret
-        return interpret(self, list(args))
 
     def uses(self) -> dict[Value, list[Op]]:
         """Map from each Value to the Ops that read it, in program order."""

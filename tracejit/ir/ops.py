@@ -43,8 +43,16 @@ def _logistic(x):
         return one / (one + np.exp(-x))
 
 
+def _numpy_names(name, fn, numpy):
+    if numpy is not None:
+        return tuple(numpy)
+    return (fn.__name__,) if isinstance(fn, np.ufunc) else ()
+
+
 def elementwise_unary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType | None = None,
-                      differentiable: bool = True) -> OpDef:
+                      differentiable: bool = True, costly: bool = False, numpy=None,
+                      internal: bool = False) -> OpDef:
+    """An elementwise op of one operand; ``numpy`` defaults to ``fn``'s name if a ufunc."""
     def rule(ts, attrs):
         (t,) = ts
         _check_kinds(name, t, kinds)
@@ -56,11 +64,14 @@ def elementwise_unary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType 
         return np.asarray(out, dtype=result_dtype.np if result_dtype else x.dtype)
 
     return register(OpDef(name, 1, {}, rule, impl, "elementwise", differentiable,
-                          meta={"numpy": fn, "arity": 1}))
+                          meta={"numpy": fn}, arity=1, kinds=kinds, costly=costly,
+                          numpy=_numpy_names(name, fn, numpy), internal=internal))
 
 
 def elementwise_binary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType | None = None,
-                       differentiable: bool = True) -> OpDef:
+                       differentiable: bool = True, costly: bool = False, numpy=None,
+                       internal: bool = False) -> OpDef:
+    """An elementwise op of two operands of one type (see elementwise_unary)."""
     def rule(ts, attrs):
         a, b = ts
         _check_kinds(name, a, kinds)
@@ -74,30 +85,32 @@ def elementwise_binary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType
         return np.asarray(out, dtype=result_dtype.np if result_dtype else x.dtype)
 
     return register(OpDef(name, 2, {}, rule, impl, "elementwise", differentiable,
-                          meta={"numpy": fn, "arity": 2}))
+                          meta={"numpy": fn}, arity=2, kinds=kinds, costly=costly,
+                          numpy=_numpy_names(name, fn, numpy), internal=internal))
 
 
 neg = elementwise_unary("neg", np.negative)
 abs = elementwise_unary("abs", np.abs)
 sign = elementwise_unary("sign", np.sign, differentiable=False)
-exp = elementwise_unary("exp", np.exp, _FLOAT)
-expm1 = elementwise_unary("expm1", np.expm1, _FLOAT)
-log = elementwise_unary("log", np.log, _FLOAT)
-log1p = elementwise_unary("log1p", np.log1p, _FLOAT)
+exp = elementwise_unary("exp", np.exp, _FLOAT, costly=True)
+expm1 = elementwise_unary("expm1", np.expm1, _FLOAT, costly=True)
+log = elementwise_unary("log", np.log, _FLOAT, costly=True)
+log1p = elementwise_unary("log1p", np.log1p, _FLOAT, costly=True)
 sqrt = elementwise_unary("sqrt", np.sqrt, _FLOAT)
-sin = elementwise_unary("sin", np.sin, _FLOAT)
-cos = elementwise_unary("cos", np.cos, _FLOAT)
-tan = elementwise_unary("tan", np.tan, _FLOAT)
-tanh = elementwise_unary("tanh", np.tanh, _FLOAT)
-sinh = elementwise_unary("sinh", np.sinh, _FLOAT)
-cosh = elementwise_unary("cosh", np.cosh, _FLOAT)
-arcsin = elementwise_unary("arcsin", np.arcsin, _FLOAT)
-arccos = elementwise_unary("arccos", np.arccos, _FLOAT)
-arctan = elementwise_unary("arctan", np.arctan, _FLOAT)
-arcsinh = elementwise_unary("arcsinh", np.arcsinh, _FLOAT)
-arctanh = elementwise_unary("arctanh", np.arctanh, _FLOAT)
-erf = elementwise_unary("erf", _erf, _FLOAT)
-logistic = elementwise_unary("logistic", _logistic, _FLOAT)
+sin = elementwise_unary("sin", np.sin, _FLOAT, costly=True)
+cos = elementwise_unary("cos", np.cos, _FLOAT, costly=True)
+tan = elementwise_unary("tan", np.tan, _FLOAT, costly=True)
+tanh = elementwise_unary("tanh", np.tanh, _FLOAT, costly=True)
+sinh = elementwise_unary("sinh", np.sinh, _FLOAT, costly=True)
+cosh = elementwise_unary("cosh", np.cosh, _FLOAT, costly=True)
+arcsin = elementwise_unary("arcsin", np.arcsin, _FLOAT, costly=True)
+arccos = elementwise_unary("arccos", np.arccos, _FLOAT, costly=True)
+arctan = elementwise_unary("arctan", np.arctan, _FLOAT, costly=True)
+arcsinh = elementwise_unary("arcsinh", np.arcsinh, _FLOAT, costly=True)
+arctanh = elementwise_unary("arctanh", np.arctanh, _FLOAT, costly=True)
+# erf and logistic have no NumPy function: tracejit.nn.functional (gelu, sigmoid) emits them
+erf = elementwise_unary("erf", _erf, _FLOAT, costly=True, internal=True)
+logistic = elementwise_unary("logistic", _logistic, _FLOAT, costly=True, internal=True)
 floor = elementwise_unary("floor", np.floor, _FLOAT, differentiable=False)
 ceil = elementwise_unary("ceil", np.ceil, _FLOAT, differentiable=False)
 round = elementwise_unary("round", np.rint, _FLOAT, differentiable=False)
@@ -113,10 +126,14 @@ mul = elementwise_binary("mul", np.multiply)
 div = elementwise_binary("div", np.true_divide, _FLOAT)
 floor_divide = elementwise_binary("floor_divide", np.floor_divide, differentiable=False)
 remainder = elementwise_binary("remainder", np.remainder)
-power = elementwise_binary("power", np.power)
+power = elementwise_binary("power", np.power, costly=True)
 maximum = elementwise_binary("maximum", np.maximum)
 minimum = elementwise_binary("minimum", np.minimum)
-arctan2 = elementwise_binary("arctan2", np.arctan2, _FLOAT)
+arctan2 = elementwise_binary("arctan2", np.arctan2, _FLOAT, costly=True)
+hypot = elementwise_binary("hypot", np.hypot, _FLOAT)
+copysign = elementwise_binary("copysign", np.copysign, _FLOAT)
+logaddexp = elementwise_binary("logaddexp", np.logaddexp, _FLOAT, costly=True)
+fmod = elementwise_binary("fmod", np.fmod)
 eq = elementwise_binary("eq", np.equal, _ANY, dtypes.bool_, differentiable=False)
 ne = elementwise_binary("ne", np.not_equal, _ANY, dtypes.bool_, differentiable=False)
 lt = elementwise_binary("lt", np.less, _ANY, dtypes.bool_, differentiable=False)
@@ -140,8 +157,8 @@ def _where_rule(ts, attrs):
     return [a]
 
 
-where = register(OpDef("where", 3, {}, _where_rule, np.where, "elementwise",
-                       meta={"arity": 3}))
+where = register(OpDef("where", 3, {}, _where_rule, np.where, "elementwise", arity=3,
+                       numpy=("where",)))
 
 
 def _convert_rule(ts, attrs):
@@ -155,7 +172,7 @@ def _convert_impl(x, dtype):
 
 
 convert = register(OpDef("convert", 1, {"dtype": "dtype"}, _convert_rule, _convert_impl,
-                         "elementwise", meta={"arity": 1}))
+                         "elementwise", arity=1, numpy=("astype",)))
 
 # ---------------------------------------------------------------------------------------------
 # Sources: constants and index ranges
@@ -167,7 +184,8 @@ def _constant_rule(ts, attrs):
 
 
 constant = register(OpDef("constant", 0, {"value": "array"}, _constant_rule,
-                          lambda value: np.array(value), "other", differentiable=False))
+                          lambda value: np.array(value), "source", differentiable=False,
+                          internal=True))
 
 
 def _iota_rule(ts, attrs):
@@ -188,10 +206,11 @@ def _iota_impl(shape, dim, dtype):
 
 iota = register(OpDef("iota", 0, {"shape": "ints", "dim": "int", "dtype": "dtype"},
                       _iota_rule, _iota_impl, "elementwise", differentiable=False,
-                      meta={"arity": 0}))
+                      arity=0, kinds="if", internal=True))
 
 # ---------------------------------------------------------------------------------------------
-# Layout: ops that move elements without computing on them
+# Layout: ops that move elements without computing on them. Each has an index map (see
+# OpDef.index_map): fusion folds it into the index arithmetic of a kernel.
 
 
 def _broadcast_rule(ts, attrs):
@@ -212,8 +231,16 @@ def _broadcast_impl(x, shape, dims):
     return np.broadcast_to(x.reshape(view), shape).copy()
 
 
+def _broadcast_index(op, idx):
+    x, a = op.operands[0], op.attrs
+    return tuple("0" if x.shape[k] == 1 and a["shape"][d] != 1 else idx[d]
+                 for k, d in enumerate(a["dims"]))
+
+
 broadcast_in_dim = register(OpDef("broadcast_in_dim", 1, {"shape": "ints", "dims": "ints"},
-                                  _broadcast_rule, _broadcast_impl, "layout"))
+                                  _broadcast_rule, _broadcast_impl, "layout",
+                                  index_map=_broadcast_index,
+                                  numpy=("broadcast_to", "broadcast_arrays")))
 
 
 def _reshape_rule(ts, attrs):
@@ -224,8 +251,18 @@ def _reshape_rule(ts, attrs):
     return [t.with_shape(shape)]
 
 
+def _reshape_index(op, idx):
+    x, shape = op.operands[0], op.attrs["shape"]
+    squeezed = [i for i, n in zip(idx, shape) if n != 1]
+    if [n for n in x.shape if n != 1] == [n for n in shape if n != 1]:
+        it = iter(squeezed)
+        return tuple("0" if n == 1 else next(it) for n in x.shape)
+    return ("?",) * x.type.ndim
+
+
 reshape = register(OpDef("reshape", 1, {"shape": "ints"}, _reshape_rule,
-                         lambda x, shape: x.reshape(shape).copy(), "layout"))
+                         lambda x, shape: x.reshape(shape).copy(), "layout",
+                         index_map=_reshape_index, numpy=("reshape", "ravel")))
 
 
 def _transpose_rule(ts, attrs):
@@ -236,8 +273,16 @@ def _transpose_rule(ts, attrs):
     return [t.with_shape([t.shape[p] for p in perm])]
 
 
+def _transpose_index(op, idx):
+    out = [None] * len(idx)
+    for k, p in enumerate(op.attrs["perm"]):
+        out[p] = idx[k]
+    return tuple(out)
+
+
 transpose = register(OpDef("transpose", 1, {"perm": "ints"}, _transpose_rule,
-                           lambda x, perm: np.transpose(x, perm).copy(), "layout"))
+                           lambda x, perm: np.transpose(x, perm).copy(), "layout",
+                           index_map=_transpose_index, numpy=("transpose", "swapaxes")))
 
 
 def slice_len(start: int, stop: int, step: int) -> int:
@@ -261,8 +306,15 @@ def _slice_impl(x, starts, stops, steps):
     return x[tuple(builtins.slice(a, b, s) for a, b, s in zip(starts, stops, steps))].copy()
 
 
+def _slice_index(op, idx):
+    a = op.attrs
+    return tuple(i if s == 0 and st == 1 else "?"
+                 for i, s, st in zip(idx, a["starts"], a["steps"]))
+
+
 slice = register(OpDef("slice", 1, {"starts": "ints", "stops": "ints", "steps": "ints"},
-                       _slice_rule, _slice_impl, "layout"))
+                       _slice_rule, _slice_impl, "layout", index_map=_slice_index,
+                       numpy=("split", "diff")))
 
 
 def _rev_rule(ts, attrs):
@@ -273,8 +325,13 @@ def _rev_rule(ts, attrs):
     return [t]
 
 
+def _rev_index(op, idx):
+    return tuple("?" if d in op.attrs["dims"] else i for d, i in enumerate(idx))
+
+
 rev = register(OpDef("rev", 1, {"dims": "ints"}, _rev_rule,
-                     lambda x, dims: np.flip(x, dims).copy() if dims else x.copy(), "layout"))
+                     lambda x, dims: np.flip(x, dims).copy() if dims else x.copy(), "layout",
+                     index_map=_rev_index, numpy=("flip",)))
 
 
 def _pad_rule(ts, attrs):
@@ -300,7 +357,7 @@ def _pad_impl(x, value, low, high, interior):
 
 
 pad = register(OpDef("pad", 2, {"low": "ints", "high": "ints", "interior": "ints"},
-                     _pad_rule, _pad_impl, "other"))
+                     _pad_rule, _pad_impl, "movement", numpy=("pad",)))
 
 
 def _concatenate_rule(ts, attrs):
@@ -321,7 +378,8 @@ def _concatenate_rule(ts, attrs):
 
 
 concatenate = register(OpDef("concatenate", None, {"axis": "int"}, _concatenate_rule,
-                             lambda *xs, axis: np.concatenate(xs, axis=axis), "other"))
+                             lambda *xs, axis: np.concatenate(xs, axis=axis), "movement",
+                             numpy=("concatenate", "stack")))
 
 # ---------------------------------------------------------------------------------------------
 # Indexing with integer arrays
@@ -338,7 +396,8 @@ def _take_rule(ts, attrs):
 
 
 take = register(OpDef("take", 2, {"axis": "int"}, _take_rule,
-                      lambda x, idx, axis: np.take(x, idx, axis=axis), "other"))
+                      lambda x, idx, axis: np.take(x, idx, axis=axis), "gather",
+                      numpy=("take", "take_along_axis")))
 
 
 def _scatter_add_rule(ts, attrs):
@@ -357,8 +416,9 @@ def _scatter_add_impl(x, idx, upd, axis):
     return out
 
 
+# internal: the transpose of take (its vjp); NumPy code has no in-place np.add.at here
 scatter_add = register(OpDef("scatter_add", 3, {"axis": "int"}, _scatter_add_rule,
-                             _scatter_add_impl, "other"))
+                             _scatter_add_impl, "scatter", internal=True))
 
 # ---------------------------------------------------------------------------------------------
 # Reductions (no keepdims: the tracer reshapes)
@@ -377,17 +437,17 @@ def _reduce_rule(name, kinds):
     return rule
 
 
-def _reduction(name, fn, kinds=_NUMERIC):
+def _reduction(name, fn, kinds=_NUMERIC, numpy=()):
     def impl(x, axes):
         return np.asarray(fn(x, axis=tuple(axes)), dtype=x.dtype)
     return register(OpDef(name, 1, {"axes": "ints"}, _reduce_rule(name, kinds), impl,
-                          "reduction", meta={"numpy": fn}))
+                          "reduction", meta={"numpy": fn}, kinds=kinds, numpy=numpy))
 
 
-reduce_sum = _reduction("reduce_sum", np.sum)
-reduce_prod = _reduction("reduce_prod", np.prod)
-reduce_max = _reduction("reduce_max", np.max, _ANY)
-reduce_min = _reduction("reduce_min", np.min, _ANY)
+reduce_sum = _reduction("reduce_sum", np.sum, numpy=("sum", "mean"))
+reduce_prod = _reduction("reduce_prod", np.prod, numpy=("prod",))
+reduce_max = _reduction("reduce_max", np.max, _ANY, numpy=("max", "amax", "any"))
+reduce_min = _reduction("reduce_min", np.min, _ANY, numpy=("min", "amin", "all"))
 
 
 def _arg_rule(name):
@@ -404,10 +464,29 @@ def _arg_rule(name):
 
 argmax = register(OpDef("argmax", 1, {"axis": "int"}, _arg_rule("argmax"),
                         lambda x, axis: np.argmax(x, axis=axis).astype(np.int64), "reduction",
-                        differentiable=False))
+                        differentiable=False, numpy=("argmax",)))
 argmin = register(OpDef("argmin", 1, {"axis": "int"}, _arg_rule("argmin"),
                         lambda x, axis: np.argmin(x, axis=axis).astype(np.int64), "reduction",
-                        differentiable=False))
+                        differentiable=False, numpy=("argmin",)))
+
+# ---------------------------------------------------------------------------------------------
+# Scans
+
+
+def _cumsum_rule(ts, attrs):
+    (t,) = ts
+    _check_kinds("cumsum", t, _NUMERIC)
+    if not 0 <= attrs["axis"] < t.ndim:
+        raise IRTypeError(f"cumsum axis {attrs['axis']} out of range for {t}")
+    return [t]
+
+
+# The running sum along ``axis``, added in order in the operand's dtype (like NumPy's
+# np.add.accumulate: the first element is the first sum, so -0.0 stays -0.0; ints wrap).
+# The tracer converts bool and small ints to NumPy's accumulation dtype first.
+cumsum = register(OpDef("cumsum", 1, {"axis": "int"}, _cumsum_rule,
+                        lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype), "scan",
+                        kinds=_NUMERIC, numpy=("cumsum",)))
 
 # ---------------------------------------------------------------------------------------------
 # Contraction
@@ -425,7 +504,8 @@ def _matmul_rule(ts, attrs):
     return [a.with_shape(a.shape[:-2] + (a.shape[-2], b.shape[-1]))]
 
 
-matmul = register(OpDef("matmul", 2, {}, _matmul_rule, np.matmul, "matmul"))
+matmul = register(OpDef("matmul", 2, {}, _matmul_rule, np.matmul, "matmul", kinds=_NUMERIC,
+                        numpy=("matmul", "dot", "tensordot")))
 
 # ---------------------------------------------------------------------------------------------
 # Side effects
@@ -437,8 +517,8 @@ def _debug_print_impl(*xs, fmt):
 
 
 debug_print = register(OpDef("debug_print", None, {"fmt": "str"}, lambda ts, attrs: [],
-                             _debug_print_impl, "other", differentiable=False,
-                             side_effect=True))
+                             _debug_print_impl, "effect", differentiable=False,
+                             side_effect=True, internal=True))
 
 # ---------------------------------------------------------------------------------------------
 # Regions and barriers
@@ -459,7 +539,8 @@ def _call_impl(*xs, regions):
 
 # A call of a nested Function. ``tracejit.checkpoint`` emits one so that reverse mode knows to
 # recompute the body in the backward pass; passes inline calls before code generation.
-call = register(OpDef("call", None, {}, _call_rule, _call_impl, "other", num_regions=1))
+call = register(OpDef("call", None, {}, _call_rule, _call_impl, "structural", num_regions=1,
+                      internal=True))
 
 
 def _barrier_impl(*xs):
@@ -469,4 +550,5 @@ def _barrier_impl(*xs):
 # Identity on its operands that no pass looks through (no CSE, folding or fusion across it):
 # it keeps recomputed (rematerialized) values from being merged with the originals.
 optimization_barrier = register(OpDef("optimization_barrier", None, {},
-                                      lambda ts, attrs: list(ts), _barrier_impl, "other"))
+                                      lambda ts, attrs: list(ts), _barrier_impl, "structural",
+                                      internal=True))

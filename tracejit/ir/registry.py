@@ -1,7 +1,12 @@
-"""The op registry: every op is defined once here, with its operands, attributes, type rule and
-reference semantics (its NumPy implementation, which the interpreter runs).
+"""The op registry: what an op is (``OpDef``) and the table of all of them (``OPS``).
 
-Later stages keep their own per-op tables (derivative rules in autodiff/, emitters in codegen/);
+The ops themselves are defined in ops.py, each once, with every stage-neutral fact about it:
+operands, attributes, type rule, reference semantics (its NumPy implementation, which the
+interpreter runs), category, the dtype kinds it accepts, whether it is costly to compute,
+a layout op's index map, and the NumPy names that reach it (or ``internal``).
+
+Later stages keep their rules in tables keyed by the OpDef, each made by :func:`rule_table`
+(derivatives in autodiff/, code generation in codegen/emitters.py);
 ``tests/test_op_coverage.py`` lists any op that lacks a rule in some stage.
 """
 from __future__ import annotations
@@ -47,18 +52,53 @@ def _normalize_attr(kind: str, name: str, value):
     raise ValueError(f"unknown attribute kind {kind!r} for {name}")
 
 
+# What an op does with its operands, which decides how every stage treats it:
+CATEGORIES = (
+    "elementwise",   # result[i] = f(operands[i]); ``arity`` operands of one type (iota: 0)
+    "reduction",     # reduces ``axes`` (or ``axis``) of its operand
+    "scan",          # a running reduction along ``axis`` (cumsum): same shape as the operand
+    "layout",        # moves elements without computing: has an ``index_map``
+    "movement",      # moves data into a new shape that no index map states (pad, concatenate)
+    "gather",        # reads at integer indices (take)
+    "scatter",       # writes at integer indices (scatter_add)
+    "matmul",        # contraction
+    "source",        # no operands: a constant
+    "effect",        # a side effect (debug_print)
+    "structural",    # regions and barriers (call, optimization_barrier)
+)
+
+
 @dataclass(eq=False)
 class OpDef:
+    """Every fact about one op that is not a later stage's rule."""
     name: str
     num_operands: int | None          # None: variadic
     attrs: dict[str, str]             # attribute name -> kind (ATTR_KINDS)
     type_rule: Callable[[list[TensorType], dict], list[TensorType]]
     impl: Callable[..., Any]          # impl(*arrays, **attrs) -> array, or list for multi-result
-    category: str = "other"           # elementwise | reduction | layout | matmul | other
+    category: str = "structural"      # one of CATEGORIES
     differentiable: bool = True
     side_effect: bool = False          # kept by DCE even when unused (debug_print)
-    meta: dict = field(default_factory=dict)  # stage-neutral facts, e.g. {"numpy": np.tanh}
+    meta: dict = field(default_factory=dict)  # more stage-neutral facts, e.g. {"numpy": np.tanh}
     num_regions: int = 0              # ops holding nested Functions (call, control flow)
+    arity: int | None = None          # elementwise: number of operands
+    kinds: str = "bif"                # dtype kinds of the (first) operand the type rule accepts
+    costly: bool = False              # a transcendental: worth computing once, not twice
+    # layout ops: ``index_map(op, idx) -> idx`` of the operand read when the result is read at
+    # the symbolic index ``idx`` (dims named by strings, "0" for a broadcast size-1 dim, "?"
+    # where arithmetic is needed: the kernel generator then computes it)
+    index_map: Callable | None = None
+    numpy: tuple = ()                 # NumPy names whose tracing emits this op (np.<name>)
+    internal: bool = False            # emitted by the tracer or autodiff itself, no NumPy name
+
+    def __post_init__(self):
+        if self.category not in CATEGORIES:
+            raise ValueError(f"op {self.name}: unknown category {self.category!r}")
+        if (self.category == "layout") != (self.index_map is not None):
+            raise ValueError(f"op {self.name}: a layout op, and only one, has an index_map")
+        if self.category == "elementwise" and self.arity is None:
+            raise ValueError(f"elementwise op {self.name} needs its arity")
+        self.numpy = tuple(self.numpy)
 
     def normalize_attrs(self, attrs: dict) -> dict:
         unknown = set(attrs) - set(self.attrs)

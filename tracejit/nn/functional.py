@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from ..tracer.tracer import Tracer
+from .. import lax
+from ..tracer import Tracer
 
 
 def _pair(v) -> tuple[int, int]:
@@ -144,11 +145,7 @@ def relu(input):
 
 
 def sigmoid(input):
-    if isinstance(input, Tracer):
-        from ..tracer import primitives as P
-        return P.sigmoid(input)
-    with np.errstate(over="ignore"):    # exp(-x) = inf for very negative x gives exactly 0
-        return 1.0 / (1.0 + np.exp(-input))
+    return lax.logistic(input)
 
 
 def tanh(input):
@@ -156,12 +153,8 @@ def tanh(input):
 
 
 def erf(input):
-    """The error function (NumPy has none): the IR's erf op under tracing, math.erf eagerly."""
-    if isinstance(input, Tracer):
-        from ..tracer import primitives as P
-        return P.erf(input)
-    x = np.asarray(input)
-    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    """The error function (NumPy has none): lax.erf, eagerly and under tracing."""
+    return lax.erf(input)
 
 
 def gelu(input, approximate="none"):

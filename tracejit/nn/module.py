@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import register_pytree_node
-from ..tracer.tracer import Tracer
+from ..tracer import Tracer, register_pytree_node
 
 
 def _is_array(v) -> bool:

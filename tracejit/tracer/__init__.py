@@ -1,11 +1,12 @@
 """Tracing: Python functions on Tracer values become IR Functions."""
 from .errors import (ConcretizationError, ConcretizationTypeError, EscapedTracerError, TracerError,
                      UnsupportedError)
-from .jit import JittedFunction, RetraceWarning, jit, make_ir
 from .pytree import flatten, register_pytree_node, tree_map, unflatten
-from .tracer import Tracer
-from .tracing import inline, trace
+from .tracer import Tracer, use_numpy_layer
+from .numpy.dispatch import TRACER_METHODS
+from .trace_function import inline, trace
+
+use_numpy_layer(TRACER_METHODS)   # Tracer's operators and methods, from the NumPy layer
 
 __all__ = ["ConcretizationError", "ConcretizationTypeError", "EscapedTracerError", "TracerError", "UnsupportedError",
-           "JittedFunction", "RetraceWarning", "jit", "make_ir", "flatten",
-           "register_pytree_node", "tree_map", "unflatten", "Tracer", "inline", "trace"]
+           "flatten", "register_pytree_node", "tree_map", "unflatten", "Tracer", "inline", "trace"]

@@ -146,9 +146,3 @@ def call_error(what: str, hint: str, exc_type: type = TypeError) -> Exception:
     loc = user_location()
     return exc_type(what + (f"\n  in the call at {loc.describe()}" if loc else "")
                     + f"\nWhat to do: {hint}")
-
-
-class ArgumentMismatch(Exception):
-    """Raised by a compiled program whose arguments' shapes are not the ones it was planned
-    for: JittedFunction's fast path called the wrong program and falls back to looking it up.
-    Internal: never reaches the user."""

@@ -1,16 +1,30 @@
 """Tracer: the stand-in for an array during tracing. Every operation on it appends IR.
 
 Python operators and array methods live here; NumPy functions reach it through
-``__array_ufunc__`` and ``__array_function__`` (see numpy_api.py).
+``__array_ufunc__`` and ``__array_function__``. What they compute is the NumPy layer's
+(tracejit/tracer/numpy/), which imports this module; Tracer reaches it through the table in
+``_numpy`` (see ``use_numpy_layer``), so imports run one way, from that layer to this module.
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
-from ..ir import Value, dtypes
-from .errors import (ConcretizationError, ConcretizationTypeError, unsupported,
-                     user_location)
-from .trace import Trace, check_alive
+from ..ir import Value
+from .errors import (ConcretizationError, ConcretizationTypeError, array_conversion_error,
+                     unsupported, user_location)
+from .trace_state import Trace
+
+# The NumPy layer's functions that Tracer's operators, methods and NumPy protocols call, by
+# name (add, reshape, sum, getitem, handle_ufunc, ...): numpy/dispatch.py's TRACER_METHODS,
+# handed over by tracejit/tracer/__init__.py before any Tracer exists.
+_numpy = types.SimpleNamespace()
+
+
+def use_numpy_layer(methods: dict) -> None:
+    """Connect Tracer to the functions it dispatches to (called once, by tracejit.tracer)."""
+    vars(_numpy).update(methods)
 
 
 class Tracer:
@@ -42,7 +56,7 @@ class Tracer:
 
     @property
     def T(self):
-        return P.transpose(self)
+        return _numpy.transpose(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -77,7 +91,6 @@ class Tracer:
         raise ConcretizationTypeError("complex() of a traced value", user_location())
 
     def __array__(self, dtype=None, copy=None):
-        from .errors import array_conversion_error
         raise array_conversion_error()
 
     def tolist(self):
@@ -95,46 +108,44 @@ class Tracer:
                           "np.where(mask, v, x) or np.concatenate.")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy_api import handle_ufunc
-        return handle_ufunc(ufunc, method, inputs, kwargs)
+        return _numpy.handle_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .numpy_api import handle_function
-        return handle_function(func, args, kwargs)
+        return _numpy.handle_function(func, args, kwargs)
 
     # -- operators ----------------------------------------------------------------------------
-    def __add__(self, o): return P.add(self, o)
-    def __radd__(self, o): return P.add(o, self)
-    def __sub__(self, o): return P.subtract(self, o)
-    def __rsub__(self, o): return P.subtract(o, self)
-    def __mul__(self, o): return P.multiply(self, o)
-    def __rmul__(self, o): return P.multiply(o, self)
-    def __truediv__(self, o): return P.true_divide(self, o)
-    def __rtruediv__(self, o): return P.true_divide(o, self)
-    def __floordiv__(self, o): return P.floor_divide(self, o)
-    def __rfloordiv__(self, o): return P.floor_divide(o, self)
-    def __mod__(self, o): return P.remainder(self, o)
-    def __rmod__(self, o): return P.remainder(o, self)
-    def __pow__(self, o): return P.power(self, o)
-    def __rpow__(self, o): return P.power(o, self)
-    def __matmul__(self, o): return P.matmul(self, o)
-    def __rmatmul__(self, o): return P.matmul(o, self)
-    def __and__(self, o): return P.bitwise_and(self, o)
-    def __rand__(self, o): return P.bitwise_and(o, self)
-    def __or__(self, o): return P.bitwise_or(self, o)
-    def __ror__(self, o): return P.bitwise_or(o, self)
-    def __xor__(self, o): return P.bitwise_xor(self, o)
-    def __rxor__(self, o): return P.bitwise_xor(o, self)
-    def __neg__(self): return P.negative(self)
+    def __add__(self, o): return _numpy.add(self, o)
+    def __radd__(self, o): return _numpy.add(o, self)
+    def __sub__(self, o): return _numpy.subtract(self, o)
+    def __rsub__(self, o): return _numpy.subtract(o, self)
+    def __mul__(self, o): return _numpy.multiply(self, o)
+    def __rmul__(self, o): return _numpy.multiply(o, self)
+    def __truediv__(self, o): return _numpy.true_divide(self, o)
+    def __rtruediv__(self, o): return _numpy.true_divide(o, self)
+    def __floordiv__(self, o): return _numpy.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _numpy.floor_divide(o, self)
+    def __mod__(self, o): return _numpy.remainder(self, o)
+    def __rmod__(self, o): return _numpy.remainder(o, self)
+    def __pow__(self, o): return _numpy.power(self, o)
+    def __rpow__(self, o): return _numpy.power(o, self)
+    def __matmul__(self, o): return _numpy.matmul(self, o)
+    def __rmatmul__(self, o): return _numpy.matmul(o, self)
+    def __and__(self, o): return _numpy.bitwise_and(self, o)
+    def __rand__(self, o): return _numpy.bitwise_and(o, self)
+    def __or__(self, o): return _numpy.bitwise_or(self, o)
+    def __ror__(self, o): return _numpy.bitwise_or(o, self)
+    def __xor__(self, o): return _numpy.bitwise_xor(self, o)
+    def __rxor__(self, o): return _numpy.bitwise_xor(o, self)
+    def __neg__(self): return _numpy.negative(self)
     def __pos__(self): return self
-    def __abs__(self): return P.absolute(self)
-    def __invert__(self): return P.invert(self)
-    def __lt__(self, o): return P.less(self, o)
-    def __le__(self, o): return P.less_equal(self, o)
-    def __gt__(self, o): return P.greater(self, o)
-    def __ge__(self, o): return P.greater_equal(self, o)
-    def __eq__(self, o): return P.equal(self, o)   # noqa: elementwise, as in NumPy
-    def __ne__(self, o): return P.not_equal(self, o)
+    def __abs__(self): return _numpy.absolute(self)
+    def __invert__(self): return _numpy.invert(self)
+    def __lt__(self, o): return _numpy.less(self, o)
+    def __le__(self, o): return _numpy.less_equal(self, o)
+    def __gt__(self, o): return _numpy.greater(self, o)
+    def __ge__(self, o): return _numpy.greater_equal(self, o)
+    def __eq__(self, o): return _numpy.equal(self, o)   # noqa: elementwise, as in NumPy
+    def __ne__(self, o): return _numpy.not_equal(self, o)
 
     # -- in-place operators ---------------------------------------------------------------
     # Without these Python falls back to ``x = x + y``: a silent rebind, so another name for
@@ -149,21 +160,20 @@ class Tracer:
             f"write x = x {symbol} y: a new array, leaving other names for x and the caller's "
             "argument unchanged (return the new value if the caller needs it).")
 
-    def __iadd__(self, o): return self._inplace("+", o, P.add)
-    def __isub__(self, o): return self._inplace("-", o, P.subtract)
-    def __imul__(self, o): return self._inplace("*", o, P.multiply)
-    def __itruediv__(self, o): return self._inplace("/", o, P.true_divide)
-    def __ifloordiv__(self, o): return self._inplace("//", o, P.floor_divide)
-    def __imod__(self, o): return self._inplace("%", o, P.remainder)
-    def __ipow__(self, o): return self._inplace("**", o, P.power)
-    def __imatmul__(self, o): return self._inplace("@", o, P.matmul)
-    def __iand__(self, o): return self._inplace("&", o, P.bitwise_and)
-    def __ior__(self, o): return self._inplace("|", o, P.bitwise_or)
-    def __ixor__(self, o): return self._inplace("^", o, P.bitwise_xor)
+    def __iadd__(self, o): return self._inplace("+", o, _numpy.add)
+    def __isub__(self, o): return self._inplace("-", o, _numpy.subtract)
+    def __imul__(self, o): return self._inplace("*", o, _numpy.multiply)
+    def __itruediv__(self, o): return self._inplace("/", o, _numpy.true_divide)
+    def __ifloordiv__(self, o): return self._inplace("//", o, _numpy.floor_divide)
+    def __imod__(self, o): return self._inplace("%", o, _numpy.remainder)
+    def __ipow__(self, o): return self._inplace("**", o, _numpy.power)
+    def __imatmul__(self, o): return self._inplace("@", o, _numpy.matmul)
+    def __iand__(self, o): return self._inplace("&", o, _numpy.bitwise_and)
+    def __ior__(self, o): return self._inplace("|", o, _numpy.bitwise_or)
+    def __ixor__(self, o): return self._inplace("^", o, _numpy.bitwise_xor)
 
     def __getitem__(self, key):
-        from .indexing import getitem
-        return getitem(self, key)
+        return _numpy.getitem(self, key)
 
     # -- array methods ------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
@@ -171,60 +181,60 @@ class Tracer:
             raise unsupported(f"reshape(order={order!r})", "use the default order='C'")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return P.reshape(self, shape)
+        return _numpy.reshape(self, shape)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
-        return P.transpose(self, axes or None)
+        return _numpy.transpose(self, axes or None)
 
     def astype(self, dtype, copy=True):
-        return P.astype(self, dtype)
+        return _numpy.astype(self, dtype)
 
     # Signatures follow ndarray's, so positional arguments mean what they mean in NumPy.
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_out("sum", out)
-        return P.sum(self, axis, keepdims, dtype)
+        return _numpy.sum(self, axis, keepdims, dtype)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_out("prod", out)
-        return P.prod(self, axis, keepdims, dtype)
+        return _numpy.prod(self, axis, keepdims, dtype)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         _no_out("mean", out)
-        return P.mean(self, axis, keepdims, dtype)
+        return _numpy.mean(self, axis, keepdims, dtype)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         _no_out("var", out)
-        return P.var(self, axis, keepdims, ddof)
+        return _numpy.var(self, axis, keepdims, ddof)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         _no_out("std", out)
-        return P.std(self, axis, keepdims, ddof)
+        return _numpy.std(self, axis, keepdims, ddof)
 
     def max(self, axis=None, out=None, keepdims=False):
         _no_out("max", out)
-        return P.amax(self, axis, keepdims)
+        return _numpy.amax(self, axis, keepdims)
 
     def min(self, axis=None, out=None, keepdims=False):
         _no_out("min", out)
-        return P.amin(self, axis, keepdims)
+        return _numpy.amin(self, axis, keepdims)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         _no_out("argmax", out)
-        return P.argmax(self, axis, keepdims)
+        return _numpy.argmax(self, axis, keepdims)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
         _no_out("argmin", out)
-        return P.argmin(self, axis, keepdims)
+        return _numpy.argmin(self, axis, keepdims)
 
     def all(self, axis=None, out=None, keepdims=False):
         _no_out("all", out)
-        return P.all(self, axis, keepdims)
+        return _numpy.all(self, axis, keepdims)
 
     def any(self, axis=None, out=None, keepdims=False):
         _no_out("any", out)
-        return P.any(self, axis, keepdims)
+        return _numpy.any(self, axis, keepdims)
 
     def round(self, decimals=0, out=None):
         _no_out("round", out)
@@ -253,7 +263,7 @@ class Tracer:
 
     @property
     def mT(self):
-        return P.swapaxes(self, -1, -2)
+        return _numpy.swapaxes(self, -1, -2)
 
     @property
     def itemsize(self) -> int:
@@ -263,11 +273,11 @@ class Tracer:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
-    def __divmod__(self, o): return P.floor_divide(self, o), P.remainder(self, o)
-    def __rdivmod__(self, o): return P.floor_divide(o, self), P.remainder(o, self)
+    def __divmod__(self, o): return _numpy.floor_divide(self, o), _numpy.remainder(self, o)
+    def __rdivmod__(self, o): return _numpy.floor_divide(o, self), _numpy.remainder(o, self)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return np.cumsum(self, axis)
+        return np.cumsum(self, axis, dtype)
 
     def cumprod(self, axis=None, dtype=None, out=None):
         return np.cumprod(self, axis)
@@ -276,13 +286,13 @@ class Tracer:
         raise unsupported("x.sort() (in place)", "there is no sort under tracing yet")
 
     def clip(self, min=None, max=None):
-        return P.clip(self, min, max)
+        return _numpy.clip(self, min, max)
 
     def squeeze(self, axis=None):
-        return P.squeeze(self, axis)
+        return _numpy.squeeze(self, axis)
 
     def flatten(self):
-        return P.reshape(self, (-1,))
+        return _numpy.reshape(self, (-1,))
 
     ravel = flatten
 
@@ -291,18 +301,15 @@ class Tracer:
         return self
 
     def swapaxes(self, a, b):
-        return P.swapaxes(self, a, b)
+        return _numpy.swapaxes(self, a, b)
 
     def dot(self, other):
-        return P.dot(self, other)
+        return _numpy.dot(self, other)
 
     def take(self, indices, axis=None):
-        return P.take(self, indices, axis)
+        return _numpy.take(self, indices, axis)
 
 
 def _no_out(name, out):
     if out is not None:
         raise unsupported(f"x.{name}(out=...)", "assign the result instead")
-
-
-from . import primitives as P  # noqa: E402  (primitives needs Tracer defined)

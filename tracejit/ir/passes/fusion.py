@@ -34,8 +34,10 @@ from ..graph import Function, Op
 from ..printer import print_function
 
 LOOP_CATEGORIES = ("elementwise", "layout")
-REDUCTIONS = (ops.reduce_sum, ops.reduce_prod, ops.reduce_max, ops.reduce_min, ops.argmax,
-              ops.argmin)
+
+
+def is_reduction(op: Op) -> bool:
+    return op.opdef.category == "reduction"
 
 
 def reduction_axes(op: Op) -> tuple:
@@ -60,7 +62,7 @@ class FusionGroup:
 
     @property
     def reductions(self) -> list:
-        return [op for op in self.ops if op.opdef in REDUCTIONS]
+        return [op for op in self.ops if is_reduction(op)]
 
     def __repr__(self) -> str:
         what = f"space={list(self.space)}" + (f" axes={list(self.axes)}" if self.axes else "")
@@ -98,29 +100,12 @@ def _operand_op(op: Op, users: list, g: FusionGroup) -> bool:
 
 
 def index_map(op: Op, idx: tuple) -> tuple:
-    """The symbolic index of ``op``'s first operand when its result is read at ``idx``."""
-    (x,) = op.operands[:1]
-    a = op.attrs
-    if op.opdef is ops.broadcast_in_dim:
-        return tuple("0" if x.shape[k] == 1 and a["shape"][d] != 1 else idx[d]
-                     for k, d in enumerate(a["dims"]))
-    if op.opdef is ops.transpose:
-        out = [None] * len(idx)
-        for k, p in enumerate(a["perm"]):
-            out[p] = idx[k]
-        return tuple(out)
-    if op.opdef is ops.reshape:
-        squeezed = [i for i, n in zip(idx, a["shape"]) if n != 1]
-        if [n for n in x.shape if n != 1] == [n for n in a["shape"] if n != 1]:
-            it = iter(squeezed)
-            return tuple("0" if n == 1 else next(it) for n in x.shape)
-        return ("?",) * x.type.ndim
-    if op.opdef is ops.slice:
-        return tuple(i if s == 0 and st == 1 else "?"
-                     for i, s, st in zip(idx, a["starts"], a["steps"]))
-    if op.opdef is ops.rev:
-        return tuple("?" if d in a["dims"] else i for d, i in enumerate(idx))
-    return idx   # elementwise
+    """The symbolic index of ``op``'s first operand when its result is read at ``idx``: the
+    layout op's own map (OpDef.index_map), ``idx`` itself for an elementwise op."""
+    if op.opdef.category == "layout":
+        return op.opdef.index_map(op, idx)
+    assert op.opdef.category == "elementwise", op
+    return idx
 
 
 def same_index(idx: tuple, ref: tuple, shape: tuple) -> bool:
@@ -145,7 +130,7 @@ def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
             return False
     for op in reversed(g.ops):
         wanted = requests.get(op.result, set()) if op.results else set()
-        if op.opdef in REDUCTIONS:
+        if is_reduction(op):
             if not all(same_index(i, outer, g.outer) for i in wanted):
                 return False
             if op.operands[0] in inside:
@@ -214,7 +199,7 @@ class _Grouper:
             return None
         saved = (g.kind, g.space, g.axes, g.head)
         cat = op.opdef.category
-        if op.opdef in REDUCTIONS:
+        if is_reduction(op):
             space, axes = op.operands[0].shape, reduction_axes(op)
             if g.kind != "loop":
                 return None
@@ -244,7 +229,7 @@ class _Grouper:
 
     def start(self, op: Op) -> FusionGroup:
         g = FusionGroup(len(self.groups), "op", [op])
-        if op.opdef in REDUCTIONS:
+        if is_reduction(op):
             g.kind, g.space, g.axes = "loop", op.operands[0].shape, reduction_axes(op)
         elif op.opdef.category in LOOP_CATEGORIES:
             g.kind, g.space = "loop", op.result.shape

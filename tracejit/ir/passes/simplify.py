@@ -7,30 +7,86 @@ transposes cancel or become BLAS transpose flags (see fusion's matmul operand op
 transpose of the product would be a strided copy of a whole weight-sized array."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import ops
 from ..graph import Function
 from .rewrite import Rewriter
 
+# op -> [(opdef of the op defining its operand, or None for any; rewrite)], tried in order.
+# ``rewrite(rw, op, x, ctx)`` gets the op, its (renamed) operand ``x`` and the Function's
+# users and results; it returns the Value replacing the op's result, or None (no match).
+PATTERNS: dict = {}
 
-def _is_identity(op) -> bool:
-    (x,) = op.operands
+
+def pattern(opdef, inner=None):
+    def register(rewrite):
+        PATTERNS.setdefault(opdef, []).append((inner, rewrite))
+        return rewrite
+    return register
+
+
+@dataclass
+class Context:
+    users: dict
+    results: set
+
+
+# -- identities: the op returns its operand ---------------------------------------------------
+@pattern(ops.convert)
+def _(rw, op, x, ctx):
+    return x if op.attrs["dtype"] == x.dtype else None
+
+
+@pattern(ops.reshape)
+def _(rw, op, x, ctx):
+    return x if tuple(op.attrs["shape"]) == x.shape else None
+
+
+@pattern(ops.transpose)
+def _(rw, op, x, ctx):
+    return x if tuple(op.attrs["perm"]) == tuple(range(x.type.ndim)) else None
+
+
+@pattern(ops.broadcast_in_dim)
+def _(rw, op, x, ctx):
     a = op.attrs
-    if op.opdef is ops.convert:
-        return a["dtype"] == x.dtype
-    if op.opdef is ops.reshape:
-        return tuple(a["shape"]) == x.shape
-    if op.opdef is ops.transpose:
-        return tuple(a["perm"]) == tuple(range(x.type.ndim))
-    if op.opdef is ops.broadcast_in_dim:
-        return tuple(a["shape"]) == x.shape and tuple(a["dims"]) == tuple(range(x.type.ndim))
-    if op.opdef is ops.rev:
-        return all(x.shape[d] <= 1 for d in a["dims"])
-    if op.opdef is ops.slice:
-        return all(s == 0 and e == n and st == 1 for s, e, st, n in
-                   zip(a["starts"], a["stops"], a["steps"], x.shape))
-    return False
+    same = tuple(a["shape"]) == x.shape and tuple(a["dims"]) == tuple(range(x.type.ndim))
+    return x if same else None
 
 
+@pattern(ops.rev)
+def _(rw, op, x, ctx):
+    return x if all(x.shape[d] <= 1 for d in op.attrs["dims"]) else None
+
+
+@pattern(ops.slice)
+def _(rw, op, x, ctx):
+    a = op.attrs
+    return x if all(s == 0 and e == n and st == 1 for s, e, st, n in
+                    zip(a["starts"], a["stops"], a["steps"], x.shape)) else None
+
+
+# -- chains of one layout op collapse into one ------------------------------------------------
+@pattern(ops.reshape, inner=ops.reshape)
+def _(rw, op, x, ctx):
+    return rw.new(ops.reshape, x.op.operands, dict(op.attrs), op.loc).result
+
+
+@pattern(ops.broadcast_in_dim, inner=ops.broadcast_in_dim)
+def _(rw, op, x, ctx):
+    dims = tuple(op.attrs["dims"][d] for d in x.op.attrs["dims"])
+    return rw.new(ops.broadcast_in_dim, x.op.operands,
+                  {"shape": op.attrs["shape"], "dims": dims}, op.loc).result
+
+
+@pattern(ops.transpose, inner=ops.transpose)
+def _(rw, op, x, ctx):
+    perm = tuple(x.op.attrs["perm"][p] for p in op.attrs["perm"])
+    return rw.new(ops.transpose, x.op.operands, {"perm": perm}, op.loc).result
+
+
+# -- (A @ B).T -> B.T @ A.T, where the product is used only there -----------------------------
 def _transposed(rw: Rewriter, v, loc):
     """``v.T`` for a 2-D value, cancelling a transpose that produced ``v``."""
     if v.op is not None and v.op.opdef is ops.transpose and tuple(v.op.attrs["perm"]) == (1, 0):
@@ -38,43 +94,31 @@ def _transposed(rw: Rewriter, v, loc):
     return rw.new(ops.transpose, [v], {"perm": (1, 0)}, loc).result
 
 
+@pattern(ops.transpose, inner=ops.matmul)
+def _(rw, op, x, ctx):
+    product = op.operands[0]
+    if (tuple(op.attrs["perm"]) != (1, 0) or x.type.ndim != 2 or product in ctx.results
+            or len(ctx.users.get(product, ())) != 1):
+        return None
+    a, b = x.op.operands
+    return rw.new(ops.matmul, [_transposed(rw, b, op.loc), _transposed(rw, a, op.loc)],
+                  dict(x.op.attrs), op.loc).result
+
+
 def simplify(fn: Function) -> Function:
     rw = Rewriter(fn)
-    users = fn.uses()
-    results = set(fn.results)
+    ctx = Context(fn.uses(), set(fn.results))
     for op in fn.ops:
-        operands = [rw.get(v) for v in op.operands]
-        if op.opdef in (ops.convert, ops.reshape, ops.transpose, ops.broadcast_in_dim,
-                        ops.rev, ops.slice):
-            (x,) = operands
-            inner = x.op
-            if _is_identity(op):
-                rw.replace(op.result, x)
+        new = None
+        for inner, rewrite in PATTERNS.get(op.opdef, ()):
+            x = rw.get(op.operands[0])
+            if inner is not None and (x.op is None or x.op.opdef is not inner):
                 continue
-            if op.opdef is ops.reshape and inner is not None and inner.opdef is ops.reshape:
-                new = rw.new(ops.reshape, inner.operands, dict(op.attrs), op.loc)
-                rw.replace(op.result, new.result)
-                continue
-            if (op.opdef is ops.broadcast_in_dim and inner is not None
-                    and inner.opdef is ops.broadcast_in_dim):
-                dims = tuple(op.attrs["dims"][d] for d in inner.attrs["dims"])
-                new = rw.new(ops.broadcast_in_dim, inner.operands,
-                             {"shape": op.attrs["shape"], "dims": dims}, op.loc)
-                rw.replace(op.result, new.result)
-                continue
-            if op.opdef is ops.transpose and inner is not None and inner.opdef is ops.transpose:
-                perm = tuple(inner.attrs["perm"][p] for p in op.attrs["perm"])
-                new = rw.new(ops.transpose, inner.operands, {"perm": perm}, op.loc)
-                rw.replace(op.result, new.result)
-                continue
-            if (op.opdef is ops.transpose and inner is not None and inner.opdef is ops.matmul
-                    and tuple(op.attrs["perm"]) == (1, 0) and x.type.ndim == 2
-                    and op.operands[0] not in results
-                    and len(users.get(op.operands[0], ())) == 1):
-                a, b = inner.operands
-                new = rw.new(ops.matmul, [_transposed(rw, b, op.loc), _transposed(rw, a, op.loc)],
-                             dict(inner.attrs), op.loc)
-                rw.replace(op.result, new.result)
-                continue
-        rw.keep(op)
+            new = rewrite(rw, op, x, ctx)
+            if new is not None:
+                break
+        if new is None:
+            rw.keep(op)
+        else:
+            rw.replace(op.result, new)
     return rw.finish()

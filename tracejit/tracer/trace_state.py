@@ -1,4 +1,5 @@
-"""A trace in progress: the IR builder that operations on Tracers append to.
+"""The state of a trace in progress (``Trace``: the IR builder that operations on Tracers append
+to, and the outer tracers it captured) and the per-thread stack of active traces.
 
 Traces nest (``grad`` inside ``jit``). A tracer of an enclosing trace used inside an inner trace
 is *captured*: it becomes an extra parameter of the inner Function and is bound back to the outer

@@ -1,17 +1,17 @@
-"""Tracing a Python function into a Function: arguments become parameters, results results."""
+"""Tracing a Python function into an IR Function (``trace``): arguments become parameters,
+results results; and ``inline``, which emits a Function's ops into the current trace."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-
 from ..ir import Function, verify
 from ..ir.passes import dce
-from . import primitives as P
 from .arguments import abstract_leaf
 from .leaks import check_no_leaks
+from .numpy.lifting import convert, lift, trace_of
 from .pytree import TreeDef, flatten, flatten_with_paths, unflatten
-from .trace import Trace
+from .trace_state import Trace
 from .tracer import Tracer
 
 
@@ -48,7 +48,7 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
         a, k = unflatten(in_tree, tracers)
         out = fn(*a, **k)
         out_leaves, out_tree = flatten(out)
-        results = [P.lift(x, tr) for x in out_leaves]
+        results = [lift(x, tr) for x in out_leaves]
         check_no_leaks(tr, [(n, x) for n, x in zip(arg_names or (), args) if x is not None]
                        + [(f"args[{i}]", x) for i, x in enumerate(args[len(arg_names or ()):])]
                        + [(n, x) for n, x in kwargs.items()] + list(roots))
@@ -78,12 +78,12 @@ def _rename(path: str, arg_names: list[str] | None) -> str:
 
 def inline(function: Function, inputs: list) -> list[Tracer]:
     """Emit the ops of ``function`` into the current trace, on the given tracers/values."""
-    trace = P._trace_of(*inputs)
+    trace = trace_of(*inputs)
     env = {}
     for p, x in zip(function.params, inputs):
-        env[p] = P.lift(x, trace)
+        env[p] = lift(x, trace)
         if env[p]._value.type != p.type:
-            env[p] = P.convert(env[p], p.type.dtype)
+            env[p] = convert(env[p], p.type.dtype)
     for op in function.ops:
         new = trace.builder.emit(op.opdef, [env[v]._value for v in op.operands], loc=op.loc,
                                  regions=op.regions or None, **op.attrs)

@@ -1,6 +1,8 @@
 """``jit(f).lower(*args)``: the program at each stage, as text, for debugging."""
 from __future__ import annotations
 
+from .pipeline import fusion_of
+
 
 class Lowered:
     def __init__(self, entry):
@@ -21,8 +23,7 @@ class Lowered:
         """The IR after the passes, each op annotated with its fusion group ``# [g3 loop]``."""
         text = getattr(self._entry.program, "optimized", None)
         if text is None:
-            from .ir.passes import fuse, optimize
-            text = str(fuse(optimize(self.function)))
+            text = str(fusion_of(self.function))
         return text
 
     @property

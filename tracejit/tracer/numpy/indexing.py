@@ -1,13 +1,18 @@
 """``x[key]`` on a Tracer: static basic indexing becomes slice/rev/reshape ops, integer-array
 indexing becomes a ``take`` (gather), following NumPy's rules for where the indexed axes go.
+
+Tracer.__getitem__ reaches ``getitem`` through the table the package registers (__init__.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import primitives as P
-from .errors import numpy_error, unsupported
-from .tracer import Tracer
+from ..errors import numpy_error, unsupported
+from ..tracer import Tracer
+from .gather import gather_linear
+from .lifting import lift, reshape
+from .rules import has_tracer
+from .shapes import flip, slice_, transpose
 
 
 def _is_int(k) -> bool:
@@ -34,8 +39,8 @@ def getitem(x: Tracer, key):
     # Static boolean masks become integer indices; traced masks have a data-dependent shape.
     expanded = []
     for k in key:
-        if isinstance(k, (list, tuple)) and P._has_tracer(k):
-            k = P.lift(k, x._trace)       # x[[i, j]] with traced i, j: an index array
+        if isinstance(k, (list, tuple)) and has_tracer(k):
+            k = lift(k, x._trace)       # x[[i, j]] with traced i, j: an index array
         if isinstance(k, Tracer) and k.dtype == np.bool_:
             raise unsupported("indexing with a traced boolean mask (its result size depends on "
                               "the data)", "use np.where(mask, x, 0) to keep the shape")
@@ -112,17 +117,17 @@ def getitem(x: Tracer, key):
                               "use ints, slices, None, Ellipsis or integer arrays")
         dim += 1
 
-    y = P.flip(x, tuple(flips)) if flips else x
-    y = P.slice_(y, starts, stops, steps)
-    y = P.reshape(y, out_shape)
+    y = flip(x, tuple(flips)) if flips else x
+    y = slice_(y, starts, stops, steps)
+    y = reshape(y, out_shape)
     if not adv:
         return y
     positions = [p for p, _ in adv]
-    indices = [P.lift(k, y._trace) for _, k in adv]
+    indices = [lift(k, y._trace) for _, k in adv]
     contiguous = positions == list(range(positions[0], positions[0] + len(positions)))
     if not contiguous:
         # NumPy puts the indexed dims first when the advanced indices are separated.
         rest = [i for i in range(y.ndim) if i not in positions]
-        y = P.transpose(y, positions + rest)
+        y = transpose(y, positions + rest)
         positions = list(range(len(positions)))
-    return P.gather_linear(y, indices, positions)
+    return gather_linear(y, indices, positions)

@@ -1,8 +1,10 @@
 """Reductions of Tracers over axes: sum, prod, mean, var, std, amax/amin, all/any and
-argmax/argmin, with NumPy's accumulator dtypes, keepdims, and its rules for empty axes.
+argmax/argmin, with NumPy's accumulator dtypes, keepdims, and its rules for empty axes; and the
+statistics built on them (average, ptp, count_nonzero).
 
-Kept apart from the elementwise ops (elementwise.py) and the shape ops (shapes.py) they are
-built from; callers reach them as ``primitives.NAME``.
+Kept apart from the elementwise ops they are built from. The ``numpy_*`` adapters at the end
+give the functions NumPy's signatures (``np.sum(a, axis, dtype, out, keepdims, ...)``) for the
+dispatch table, refusing keywords that would change the result.
 """
 from __future__ import annotations
 
@@ -11,13 +13,15 @@ import math
 
 import numpy as np
 
-from ..ir import dtypes, ops
-from ..ir.dtypes import DType
-from .elementwise import maximum, minimum, multiply, sqrt, subtract, to_bool, true_divide
-from .errors import numpy_error
-from .primitives import convert, dt, emit, lift, requested_dtype
-from .shapes import expand_dims, full, normalize_axes, normalize_axis, reshape
-from .tracer import Tracer
+from ...ir import dtypes, ops
+from ...ir.dtypes import DType
+from ..errors import numpy_error, unsupported
+from ..tracer import Tracer
+from .arithmetic import maximum, minimum, multiply, subtract, to_bool, true_divide
+from .lifting import broadcast_to, convert, emit, expand_dims, lift, lift_all, reshape
+from .math_functions import sqrt
+from .rules import dt, normalize_axes, normalize_axis, requested_dtype
+from .shapes import full
 
 
 def _reduce(opdef, x, axis, keepdims):
@@ -39,6 +43,17 @@ def _accumulator(x: Tracer, dtype) -> DType:
 def sum(x, axis=None, keepdims=False, dtype=None):
     x = lift(x)
     return _reduce(ops.reduce_sum, convert(x, _accumulator(x, dtype), x._weak), axis, keepdims)
+
+
+def cumsum(x, axis=None, dtype=None):
+    """Running sums in NumPy's accumulator dtype (bool and integers: int64), of the flattened
+    array when ``axis`` is None."""
+    x = lift(x)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    x = convert(x, _accumulator(x, dtype), x._weak)
+    return emit(x._trace, ops.cumsum, [x], weak=x._weak, axis=axis)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -140,3 +155,77 @@ def argmax(x, axis=None, keepdims=False):
 
 def argmin(x, axis=None, keepdims=False):
     return _arg(ops.argmin, x, axis, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics built on the reductions
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    if returned:
+        raise unsupported("np.average(returned=True)", "compute the weight sum separately")
+    if weights is None:
+        return mean(a, axis, keepdims)
+    x, w = lift_all(a, weights)
+    if w.shape != x.shape:
+        if axis is None or w.ndim != 1:
+            raise unsupported("np.average with weights of a different shape and no axis")
+        ax = normalize_axis(axis, x.ndim)
+        w = reshape(w, [w.shape[0] if i == ax else 1 for i in range(x.ndim)])
+    return true_divide(sum(multiply(x, w), axis, keepdims),
+                       sum(broadcast_to(w, x.shape), axis, keepdims))
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    return sum(to_bool(a), axis, keepdims)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    return subtract(amax(a, axis, keepdims), amin(a, axis, keepdims))
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy's signatures, for the dispatch table
+
+
+def numpy_reduction(f):
+    """np.sum, np.prod, np.mean."""
+    def g(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        _no_extra(f.__name__, kw, ("initial", "where"))
+        return f(a, axis, keepdims, dtype)
+    return g
+
+
+def _no_extra(name, kw, names, accepted=()):
+    """Refuse keywords in ``names`` that are given, and any other than ``accepted``."""
+    bad = [k for k in names if kw.get(k, np._NoValue) is not np._NoValue and
+           kw.get(k) is not None]
+    if bad or set(kw) - set(names) - set(accepted):
+        raise unsupported(f"np.{name} with "
+                          f"{sorted(set(bad) | (set(kw) - set(names) - set(accepted)))}")
+
+
+def numpy_minmax(f):
+    """np.max, np.min (which take ``initial``), np.all, np.any."""
+    def g(a, axis=None, out=None, keepdims=False, **kw):
+        if f in (amax, amin):
+            _no_extra(f.__name__, kw, ("where",), accepted=("initial",))
+            initial = kw.get("initial", np._NoValue)
+            return f(a, axis, keepdims, None if initial is np._NoValue else initial)
+        _no_extra(f.__name__, kw, ("initial", "where"))
+        return f(a, axis, keepdims)
+    return g
+
+
+def numpy_arg(f):
+    """np.argmax, np.argmin."""
+    def g(a, axis=None, out=None, *, keepdims=False):
+        return f(a, axis, keepdims)
+    return g
+
+
+def numpy_var(f):
+    """np.var, np.std."""
+    def g(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return f(a, axis, keepdims, ddof)
+    return g

@@ -1,8 +1,10 @@
-"""Contractions of Tracers: matmul (with NumPy's 1-D and batch rules), dot, tensordot and
-outer, all lowered to one batched ``matmul`` op between reshapes and transposes.
+"""Linear algebra on Tracers: matmul (with NumPy's 1-D and batch rules), dot, tensordot, outer
+and their relatives (vdot, inner, vecdot), all lowered to one batched ``matmul`` op between
+reshapes and transposes; norms; and the matrix structure functions (diagonal, diag, trace,
+triu, tril). np.einsum is in einsum.py.
 
 Kept apart because the contraction rules (which axes meet, where 1-D operands' axes go, NumPy's
-shape-mismatch messages) are their own subject; callers reach them as ``primitives.NAME``.
+shape-mismatch messages) are their own subject.
 """
 from __future__ import annotations
 
@@ -11,11 +13,15 @@ import math
 
 import numpy as np
 
-from ..ir import ops
-from .elementwise import multiply
-from .errors import numpy_error, unsupported
-from .primitives import broadcast_shapes, convert, emit, lift_all, result_dtype
-from .shapes import broadcast_to, normalize_axis, reshape, transpose
+from ...ir import ops
+from ..errors import numpy_error, unsupported
+from .arithmetic import equal, greater_equal, less_equal, multiply, subtract, where
+from .gather import gather_linear, take
+from .lifting import broadcast_to, convert, emit, lift, lift_all, reshape
+from .math_functions import sqrt
+from .reductions import sum as reduce_sum
+from .rules import broadcast_shapes, normalize_axis, result_dtype
+from .shapes import iota, transpose
 
 
 def matmul(a, b, _name="matmul"):
@@ -91,3 +97,73 @@ def tensordot(a, b, axes=2):
 
 def outer(a, b):
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def vdot(a, b):
+    return reduce_sum(multiply(reshape(a, (-1,)), reshape(b, (-1,))))
+
+
+def inner(a, b):
+    return tensordot(a, b, ([-1], [-1]))
+
+
+def vecdot(a, b):
+    return reduce_sum(multiply(a, b), axis=-1)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm: the 2-norm (Frobenius for matrices) only."""
+    if ord not in (None, 2, "fro") or (ord == 2 and axis is None and lift(x).ndim > 1):
+        raise unsupported(f"np.linalg.norm(ord={ord!r})", "use ord=None (the 2-norm)")
+    x = lift(x)
+    return sqrt(reduce_sum(multiply(x, x), axis, keepdims))
+
+
+def vector_norm(x, axis=None, keepdims=False, ord=2):
+    return norm(x, None if ord == 2 else ord, axis, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrix structure
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    x = lift(a)
+    a1, a2 = normalize_axis(axis1, x.ndim), normalize_axis(axis2, x.ndim)
+    n1, n2 = x.shape[a1], x.shape[a2]
+    rows = np.arange(max(0, -offset), min(n1, n2 - offset))
+    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    x = transpose(x, rest + [a1, a2])
+    lead = len(rest)
+    return gather_linear(x, [lift(rows, x._trace), lift(rows + offset, x._trace)],
+                         [lead, lead + 1])
+
+
+def diag(v, k=0):
+    x = lift(v)
+    if x.ndim == 2:
+        return diagonal(x, k)
+    if x.ndim != 1:
+        raise numpy_error(ValueError, f"np.diag: input must be 1- or 2-d, got shape "
+                          f"{x.shape}", "use np.diagonal for more dimensions")
+    n = x.shape[0] + abs(k)
+    on = equal(subtract(iota((n, n), 1, trace=x._trace), iota((n, n), 0, trace=x._trace)), k)
+    # Along the k-th diagonal, v's index is the row (k >= 0) or the column (k < 0).
+    vals = take(x, np.minimum(np.arange(n), x.shape[0] - 1), 0)
+    vals = reshape(vals, (n, 1) if k >= 0 else (1, n))
+    return where(on, broadcast_to(vals, (n, n)), np.zeros((), x.dtype))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return reduce_sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def triangle(upper):
+    """np.triu (upper) and np.tril: zeros on the other side of the k-th diagonal."""
+    def g(m, k=0):
+        x = lift(m)
+        r = iota(x.shape[-2:], 0, trace=x._trace)
+        c = iota(x.shape[-2:], 1, trace=x._trace)
+        keep = greater_equal(subtract(c, r), k) if upper else less_equal(subtract(c, r), k)
+        return where(keep, x, np.zeros((), x.dtype))
+    return g

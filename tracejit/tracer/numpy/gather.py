@@ -1,9 +1,10 @@
 """Gathers on Tracers: np.take, np.take_along_axis and ``gather_linear``, which integer-array
-indexing (indexing.py) lowers to. Constant indices are bounds-checked at trace time, traced
-ones when the program runs.
+indexing (indexing.py) lowers to, and the NumPy functions that are a take along one axis
+(repeat, tile, roll). Constant indices are bounds-checked at trace time, traced ones when the
+program runs.
 
 Kept apart because index handling (negative and out-of-range indices, take modes, merging
-indexed axes into one) is its own subject; callers reach these as ``primitives.NAME``.
+indexed axes into one) is its own subject.
 """
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ import math
 
 import numpy as np
 
-from ..ir import dtypes, ops
-from .elementwise import (add, clip, greater_equal, less, logical_and, multiply, remainder,
-                          where)
-from .errors import numpy_error
-from .primitives import broadcast_shapes, convert, dt, emit, lift
-from .shapes import broadcast_to, iota, normalize_axis, reshape, transpose
-from .tracer import Tracer
+from ...ir import dtypes, ops
+from ..errors import numpy_error, unsupported
+from ..tracer import Tracer
+from .arithmetic import add, clip, greater_equal, less, logical_and, multiply, remainder, where
+from .lifting import broadcast_to, convert, emit, lift, reshape
+from .rules import broadcast_shapes, dt, normalize_axis
+from .shapes import iota, transpose
 
 
 def take(x, indices, axis=None, mode="raise"):
@@ -138,3 +139,43 @@ def take_along_axis(x, indices, axis):
     arrays = [iota(shape, d, trace=x._trace) if d != axis else broadcast_to(idx, shape)
               for d in range(x.ndim)]
     return gather_linear(x, arrays, list(range(x.ndim)), [d != axis for d in range(x.ndim)])
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy functions that are one take per axis
+
+
+def repeat(a, repeats, axis=None):
+    x = lift(a)
+    if not isinstance(repeats, (int, np.integer)):
+        raise unsupported("np.repeat with per-element repeats", "pass one integer")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    idx = np.repeat(np.arange(x.shape[axis]), repeats)
+    return take(x, idx, axis)
+
+
+def tile(a, reps):
+    x = lift(a)
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    nd = max(x.ndim, len(reps))
+    x = reshape(x, (1,) * (nd - x.ndim) + x.shape)
+    reps = (1,) * (nd - len(reps)) + reps
+    for ax, r in enumerate(reps):
+        if r != 1:
+            x = take(x, np.tile(np.arange(x.shape[ax]), r), ax)
+    return x
+
+
+def roll(a, shift, axis=None):
+    x = lift(a)
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shift, 0), x.shape)
+    shifts = np.broadcast_to(shift, np.shape(axis)).tolist() if np.ndim(axis) else [shift]
+    for ax, sh in zip(np.atleast_1d(axis).tolist(), np.atleast_1d(shifts).tolist()):
+        ax = normalize_axis(ax, x.ndim)
+        n = x.shape[ax]
+        if n:
+            x = take(x, (np.arange(n) - int(sh)) % n, ax)
+    return x

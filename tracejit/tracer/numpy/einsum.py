@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import math
 
-from . import primitives as P
-from .errors import unsupported
+from ..errors import unsupported
+from .lifting import lift_all, reshape
+from .linalg import matmul
+from .reductions import sum as reduce_sum
+from .shapes import transpose
 
 
 def _parse(subscripts: str, ndims: list[int]):
@@ -52,7 +55,7 @@ def _reduce_to(x, spec: str, keep: set[str]):
         raise unsupported("np.einsum with a repeated index in one operand (a diagonal)")
     drop = [i for i, c in enumerate(spec) if c not in keep]
     if drop:
-        x = P.sum(x, axis=tuple(drop))
+        x = reduce_sum(x, axis=tuple(drop))
         spec = "".join(c for c in spec if c in keep)
     return x, spec
 
@@ -60,7 +63,7 @@ def _reduce_to(x, spec: str, keep: set[str]):
 def einsum(subscripts, *operands, optimize=False, **kw):
     if not isinstance(subscripts, str):
         raise unsupported("np.einsum in its interleaved (list) form", "use a subscript string")
-    xs = P.lift_all(*operands)
+    xs = lift_all(*operands)
     ins, out = _parse(subscripts, [x.ndim for x in xs])
     x, spec = xs[0], ins[0]
     for i in range(1, len(xs)):
@@ -69,7 +72,7 @@ def einsum(subscripts, *operands, optimize=False, **kw):
     x, spec = _reduce_to(x, spec, set(out))
     if len(set(out)) != len(out) or set(out) - set(spec):
         raise ValueError(f"einsum: output subscripts {out!r} are invalid")
-    return P.transpose(x, [spec.index(c) for c in out])
+    return transpose(x, [spec.index(c) for c in out])
 
 
 def _contract(a, sa, b, sb, out, later):
@@ -85,14 +88,14 @@ def _contract(a, sa, b, sb, out, later):
         if c in dims and dims[c] != n:
             raise ValueError(f"einsum: size of label {c!r} differs: {dims[c]} vs {n}")
         dims[c] = n
-    a = P.transpose(a, [sa.index(c) for c in batch + free_a + contract])
-    b = P.transpose(b, [sb.index(c) for c in batch + contract + free_b])
+    a = transpose(a, [sa.index(c) for c in batch + free_a + contract])
+    b = transpose(b, [sb.index(c) for c in batch + contract + free_b])
     nb = [dims[c] for c in batch]
     m = math.prod(dims[c] for c in free_a)
     k = math.prod(dims[c] for c in contract)
     n = math.prod(dims[c] for c in free_b)
-    a = P.reshape(a, nb + [m, k])
-    b = P.reshape(b, nb + [k, n])
-    y = P.matmul(a, b)
-    y = P.reshape(y, nb + [dims[c] for c in free_a] + [dims[c] for c in free_b])
+    a = reshape(a, nb + [m, k])
+    b = reshape(b, nb + [k, n])
+    y = matmul(a, b)
+    y = reshape(y, nb + [dims[c] for c in free_a] + [dims[c] for c in free_b])
     return y, "".join(batch + free_a + free_b)

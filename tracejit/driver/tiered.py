@@ -3,8 +3,9 @@
 Compiling a program's kernels takes seconds; running its optimized IR on NumPy takes
 milliseconds. A ``TieredProgram`` runs calls on the NumPy tier (``codegen/numpy_tier.py``)
 until a background thread has built a compiled stage, then later calls run that: a switch
-happens between calls, never inside one. The stages (backend.py): "mixed" first where it saves
-most of the compile (the large groups' kernels, small groups on NumPy), then "compiled".
+happens between calls, never inside one. The stages (backend.py, pipeline.py): "mixed" first
+where it saves most of the compile (the large groups' kernels, small groups on NumPy), then
+"compiled".
 
 The background thread starts after the first call has returned, so that loading SciPy, Numba
 and the kernels does not take the GIL from it. It compiles with worker processes beside it
@@ -21,7 +22,7 @@ import time
 import warnings
 import weakref
 
-from .config import config
+from ..config import config
 
 
 class CompileWarning(UserWarning):
@@ -63,7 +64,7 @@ class TieredProgram:
     """``program(leaves)``: the latest compiled stage once built, the NumPy tier until then.
 
     ``stages`` is a list of ``(tier name, build)``, built in order in one background thread:
-    "mixed" (the large groups' kernels, small groups on NumPy; backend.py) when it saves most
+    "mixed" (the large groups' kernels, small groups on NumPy; pipeline.py) when it saves most
     of the compile, then "compiled" (every kernel). Each switch happens between calls."""
 
     def __init__(self, name: str, first, stages: list):

@@ -1,0 +1,43 @@
+"""A kernel module's source: the header every kernel imports, the ``nogil`` function around a
+body, and ``KernelSpec``, how the plan calls it. Shared by kernel.py (fused loop kernels) and
+templates.py (ops with their own loop structure)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FASTMATH = '{"contract"}'
+HEADER = """import math
+import numpy as np
+from numba import njit
+from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
+from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts
+from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
+from tracejit.codegen.runtime import ifmod, logaddexp32, logaddexp64
+from tracejit.codegen.blas import gemm
+"""
+
+
+@dataclass
+class KernelSpec:
+    """A kernel's source and how to call it: which values and sizes go in, in order."""
+    source: str
+    inputs: list            # Values passed as arrays a*
+    outputs: list           # Values written o*
+    scalars: list           # scalar constant Values passed by value c*
+    sizes: list             # ints passed as s*
+    parallel: bool          # large enough, and splittable, to run in blocks on threads
+    work: int = 0           # elements in the iteration space (for the parallel threshold)
+    span: int = 0           # the size of the dim that ``lo, hi`` index: one call is 0, span
+    min_block: int = 1      # fewest elements of that dim per thread
+    notes: list = field(default_factory=list)
+
+
+def function_source(params: list[str], body: list[str]) -> str:
+    """The kernel module: one ``nogil`` function over the block ``lo:hi`` (threads run blocks
+    of one call at once)."""
+    sig = ", ".join(params + ["lo", "hi"])
+    flags = f'cache=True, nogil=True, error_model="numpy", fastmath={FASTMATH}'
+    lines = [HEADER, f"\n@njit({flags})\ndef kernel({sig}):"]
+    lines += ["    " + b for b in body or ["pass"]]
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"

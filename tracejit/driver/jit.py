@@ -1,0 +1,195 @@
+"""``jit``: trace once per abstract signature, cache, and run the compiled program.
+
+The cache key (signature.py) is the pytree structure of the arguments, each leaf's dtype and
+shape (Python scalars as weak types), and the values of static arguments. A cached call costs
+building that key, one dictionary lookup and the call of the compiled program.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import numpy as np
+
+from ..codegen.errors import ArgumentMismatch
+from ..config import config
+from ..tracer.arguments import abstract_leaf
+from ..tracer.pytree import flatten, flatten_with_paths
+from ..tracer.trace_function import Traced, _rename, trace
+from ..tracer.tracer import Tracer
+from .backend import compile_function
+from .entry import CompiledEntry
+from .lowered import Lowered
+from .methods import BoundSelf, unwrap_self
+from .retrace import Retraces
+from .signature import Signature, describe_leaf_key, fast_leaf_key, leaf_key
+
+# What a last-used entry raises for arguments that are not its own: ArgumentMismatch for
+# shapes, TypeError from Numba's dispatcher for dtypes, layouts, argument counts, tracers.
+_NOT_THIS_ENTRY = (TypeError, ArgumentMismatch)
+
+
+class JittedFunction:
+    def __init__(self, fn, static_argnums=None, static_argnames=None, backend=None,
+                 tiered=None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._sig = Signature(fn, static_argnums, static_argnames)
+        self._backend = backend
+        self._tiered = tiered
+        self._cache: dict = {}
+        self._fast: dict = {}
+        self._last = None
+        self._retraces = Retraces(fn, self._sig)
+        self.trace_count = 0
+        # Held while tracing/compiling and while _cache, _fast and the traced keys change, so
+        # threads making first calls at once trace once; the cached paths only read (lock-free).
+        self._lock = threading.RLock()
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        if 0 in self._sig.static_nums or not hasattr(obj, "__dict__"):
+            return functools.partial(self, obj)
+        return functools.partial(self, BoundSelf(obj))
+
+    def _key(self, args, kwargs):
+        static, dyn_args, dyn_kwargs = self._sig.split(args, kwargs)
+        leaves, treedef = flatten((dyn_args, dyn_kwargs))
+        return static, dyn_args, dyn_kwargs, leaves, (treedef, static,
+                                                      tuple(map(leaf_key, leaves)))
+
+    def __call__(self, *args, **kwargs):
+        if config.disable_jit:
+            return self.fn(*unwrap_self(args), **kwargs)
+        if not kwargs:
+            # Fastest path: the entry used last, for positional ndarray arguments. Its compiled
+            # code checks dtypes and shapes and raises if they are not its own; the types are
+            # checked here, since Numba takes an ndarray subclass (np.matrix) as a plain array.
+            last = self._last
+            if last is not None:
+                for a in args:
+                    if type(a) is not np.ndarray:
+                        break
+                else:
+                    try:
+                        return last(args)
+                    except _NOT_THIS_ENTRY:
+                        pass
+            # Fast path: positional ndarray arguments only, keyed by their dtypes and shapes.
+            entry = self._fast.get(tuple(map(fast_leaf_key, args)))
+            if entry is not None:
+                self._last = entry.guarded
+                return entry(args)
+        static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            if any(type(leaf) is Tracer for leaf in leaves):
+                # Called inside another trace (grad, or an enclosing jit): trace through.
+                return self.fn(*unwrap_self(args), **kwargs)
+            with self._lock:
+                entry = self._cache.get(key)      # another thread may have compiled it
+                if entry is None:
+                    entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
+        if (not kwargs and not static and len(leaves) == len(args)
+                and all(type(a) is np.ndarray for a in args)):
+            with self._lock:
+                self._fast[tuple(map(fast_leaf_key, args))] = entry
+            self._last = entry.guarded
+        return entry(leaves)
+
+    def _trace(self, static, dyn_args, dyn_kwargs) -> Traced:
+        names = self._sig.arg_names
+
+        def body(*dyn_a, **dyn_k):
+            a, k = self._sig.join(static, dyn_a, dyn_k)
+            return self.fn(*a, **k)
+
+        statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
+        return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
+                     names, statics)
+
+    def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
+        for i, (k, leaf) in enumerate(zip(key[2], leaves)):
+            if isinstance(k, tuple) and k[:1] == ("other",):
+                # Produces the error that names the argument.
+                _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
+                abstract_leaf(leaf, _rename(paths[i], self._sig.arg_names))
+        if self._retraces.keys:
+            self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count)
+        traced = self._trace(static, dyn_args, dyn_kwargs)
+        self.trace_count += 1
+        program = compile_function(traced.function, backend=self._backend, tiered=self._tiered)
+        entry = CompiledEntry(traced, program)
+        self._cache[key] = entry
+        self._retraces.keys.append(key)
+        return entry
+
+    # -- inspection ---------------------------------------------------------------------------
+    def lower(self, *args, **kwargs):
+        static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
+        with self._lock:
+            entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves,
+                                                          key)
+        return Lowered(entry)
+
+    def clear_cache(self):
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+            self._last = None
+            self._retraces.keys.clear()
+
+    def wait_compiled(self):
+        """Wait until every signature traced so far runs compiled code (a tiered program's
+        background compile); returns self."""
+        for entry in list(self._cache.values()):
+            wait = getattr(entry.program, "wait", None)
+            if wait is not None:
+                wait()
+        return self
+
+    def stats(self) -> list[dict]:
+        """Per traced signature: the tier it runs on now, how many calls each tier ran, and
+        how long compiling took (None while it compiles, or for untiered programs)."""
+        out = []
+        for key, entry in list(self._cache.items()):
+            p = entry.program
+            tiered = hasattr(p, "calls")
+            out.append({"signature": [describe_leaf_key(k) for k in key[2]],
+                        "tier": p.tier if tiered else "compiled",
+                        "calls": dict(p.calls) if tiered else None,
+                        "compile_seconds": p.compile_seconds if tiered else None})
+        return out
+
+    @property
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+
+def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None, tiered=None):
+    """Compile ``fn`` by tracing it; usable as ``@jit`` or ``@jit(static_argnums=...)``.
+
+    ``tiered`` (default ``config.tiered``, env TRACEJIT_TIERED): a new signature's first calls
+    run on NumPy while its kernels compile in the background; ``tiered=False`` waits for the
+    compiled kernels before the first call returns (benchmarks, reproducible runs)."""
+    if fn is None:
+        return lambda f: JittedFunction(f, static_argnums, static_argnames, backend, tiered)
+    return JittedFunction(fn, static_argnums, static_argnames, backend, tiered)
+
+
+def make_ir(fn, static_argnums=None, static_argnames=None):
+    """``make_ir(f)(*args)`` returns the traced Function; print it to see the IR."""
+    sig = Signature(fn, static_argnums, static_argnames)
+
+    def build(*args, **kwargs):
+        static, dyn_args, dyn_kwargs = sig.split(args, kwargs)
+
+        def body(*a, **k):
+            a2, k2 = sig.join(static, a, k)
+            return fn(*a2, **k2)
+
+        return trace(body, tuple(dyn_args), dyn_kwargs, getattr(fn, "__name__", "fn"),
+                     sig.arg_names).function
+
+    return build

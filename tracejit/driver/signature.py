@@ -1,0 +1,120 @@
+"""A call's cache key: which arguments are static, and what of each dynamic leaf matters.
+
+Kept apart from tracing: the key decides whether a call traces at all. A leaf's part is its
+dtype and shape (Python scalars: their type, as weak types); static arguments count by value.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..tracer.errors import user_location
+from ..tracer.tracer import Tracer
+
+
+def leaf_key(leaf):
+    """A leaf's part of the cache key. ``("other", type)`` sends the leaf to ``abstract_leaf``
+    when tracing, which refuses what cannot be traced: so ndarray subclasses (np.matrix, masked
+    arrays; np.memmap is a plain array) and ints beyond int64 must not share a plain key."""
+    t = type(leaf)
+    if t is np.ndarray:
+        return (leaf.dtype, leaf.shape)
+    if t is float or t is bool:
+        return t
+    if t is int:
+        return t if -2**63 <= leaf < 2**63 else ("other", t)
+    if isinstance(leaf, np.generic):
+        return (leaf.dtype, ())
+    if isinstance(leaf, Tracer):
+        return None
+    if isinstance(leaf, np.memmap):
+        return (leaf.dtype, leaf.shape)
+    return ("other", t)
+
+
+def fast_leaf_key(a):
+    """The key of a plain ndarray argument (jit's fast path), None for anything else."""
+    return (a.dtype, a.shape) if type(a) is np.ndarray else None
+
+
+def describe_leaf_key(k) -> str:
+    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], np.dtype):
+        return f"{k[0]}{list(k[1])}"
+    if isinstance(k, type):
+        return f"Python {k.__name__} (weak)"
+    return str(k)
+
+
+class Signature:
+    """Splits a call's arguments into static values and a dynamic pytree, fast."""
+
+    def __init__(self, fn, static_argnums, static_argnames):
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.arg_names = positional
+        nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums or ())
+        names = {static_argnames} if isinstance(static_argnames, str) else set(
+            static_argnames or ())
+        for n in list(nums):
+            if n < 0:
+                raise ValueError("static_argnums must be non-negative")
+            if n < len(positional):
+                names.add(positional[n])
+        for name in list(names):
+            if name in positional:
+                nums.add(positional.index(name))
+        self.static_nums = frozenset(nums)
+        self.static_names = frozenset(names)
+
+    def split(self, args, kwargs):
+        if not self.static_nums and not self.static_names:
+            return (), args, kwargs
+        static = []
+        dyn_args = list(args)
+        for i in self.static_nums:
+            if i < len(args):
+                static.append((i, _hashable(args[i], self.name(i))))
+                dyn_args[i] = None
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self.static_names:
+                static.append((k, _hashable(v, k)))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(sorted(static, key=str)), tuple(dyn_args), dyn_kwargs
+
+    def join(self, static, dyn_args, dyn_kwargs):
+        args = list(dyn_args)
+        kwargs = dict(dyn_kwargs)
+        for k, v in static:
+            if isinstance(k, int):
+                args[k] = v
+            else:
+                kwargs[k] = v
+        return args, kwargs
+
+    def name(self, i):
+        """The name of positional argument ``i``, for messages."""
+        return self.arg_names[i] if i < len(self.arg_names) else f"args[{i}]"
+
+
+def _hashable(value, name):
+    try:
+        hash(value)
+    except TypeError:
+        loc = user_location()
+        raise TypeError(
+            f"tracejit: static argument {name!r} has the unhashable type "
+            f"{type(value).__name__}." + (f"\n  in the call at {loc.describe()}" if loc else "")
+            + "\nStatic arguments are part of the cache key, so they must be hashable. What "
+            "to do: pass a tuple instead of a list, or make the argument dynamic (not static) "
+            "if it is an array.") from None
+    if isinstance(value, (np.ndarray, Tracer)):
+        raise TypeError(f"tracejit: static argument {name!r} is an array; arrays must be "
+                        "dynamic arguments (remove it from static_argnums)")
+    return value

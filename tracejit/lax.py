@@ -1,0 +1,35 @@
+"""``tracejit.lax``: IR-level functions that have no NumPy spelling (as ``jax.lax``).
+
+Each works on traced values inside ``jit``, ``grad`` and the other transforms (it emits its IR
+op) and eagerly on NumPy arrays and Python numbers, so model code can call it either way::
+
+    from tracejit import lax
+    y = 0.5 * x * (1 + lax.erf(x / np.sqrt(2.0)))     # gelu
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .tracer.numpy import math_functions
+from .tracer.tracer import Tracer
+
+__all__ = ["erf", "logistic"]
+
+
+def erf(x):
+    """The error function: the IR's ``erf`` op under tracing, ``math.erf`` elementwise
+    eagerly (the result keeps the input's dtype)."""
+    if isinstance(x, Tracer):
+        return math_functions.erf(x)
+    x = np.asarray(x)
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+def logistic(x):
+    """The logistic sigmoid 1 / (1 + exp(-x)): the IR's ``logistic`` op under tracing."""
+    if isinstance(x, Tracer):
+        return math_functions.sigmoid(x)
+    with np.errstate(over="ignore"):    # exp(-x) = inf for very negative x gives exactly 0
+        return 1.0 / (1.0 + np.exp(-x))

@@ -1,0 +1,255 @@
+"""Which implementation each NumPy function gets on Tracers: the ``__array_ufunc__`` table
+(UFUNCS, and UFUNC_REDUCE for ``ufunc.reduce``) and the ``__array_function__`` table
+(FUNCTIONS), with the two handlers that consult them; and TRACER_METHODS, what Tracer's
+operators and methods call (tracejit/tracer/__init__.py hands it to tracer.use_numpy_layer).
+
+The implementations live in the theme modules; entries here only adapt a signature. A NumPy
+function missing from these tables raises an error naming it, so unsupported code fails loudly
+at trace time instead of computing something else.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..errors import unsupported
+from . import (arithmetic, einsum, gather, indexing, joining, lifting, linalg,
+               math_functions, reductions, shapes)
+
+UFUNCS = {
+    np.add: arithmetic.add, np.subtract: arithmetic.subtract,
+    np.multiply: arithmetic.multiply, np.true_divide: arithmetic.true_divide,
+    np.floor_divide: arithmetic.floor_divide, np.remainder: arithmetic.remainder,
+    np.divmod: arithmetic.divmod_, np.power: arithmetic.power,
+    np.float_power: arithmetic.float_power,
+    np.maximum: arithmetic.maximum, np.minimum: arithmetic.minimum,
+    np.negative: arithmetic.negative, np.positive: lambda x: lifting.lift(x),
+    np.absolute: arithmetic.absolute, np.fabs: arithmetic.absolute, np.sign: arithmetic.sign,
+    np.square: arithmetic.square, np.reciprocal: arithmetic.reciprocal,
+    np.conjugate: lambda x: lifting.lift(x),
+    np.equal: arithmetic.equal, np.not_equal: arithmetic.not_equal, np.less: arithmetic.less,
+    np.less_equal: arithmetic.less_equal, np.greater: arithmetic.greater,
+    np.greater_equal: arithmetic.greater_equal,
+    np.logical_and: arithmetic.logical_and, np.logical_or: arithmetic.logical_or,
+    np.logical_xor: arithmetic.logical_xor, np.logical_not: arithmetic.logical_not,
+    np.bitwise_and: arithmetic.bitwise_and, np.bitwise_or: arithmetic.bitwise_or,
+    np.bitwise_xor: arithmetic.bitwise_xor, np.invert: arithmetic.invert,
+    np.exp: math_functions.exp, np.exp2: math_functions.exp2, np.expm1: math_functions.expm1,
+    np.log: math_functions.log, np.log2: math_functions.log2, np.log10: math_functions.log10,
+    np.log1p: math_functions.log1p, np.sqrt: math_functions.sqrt,
+    np.sin: math_functions.sin, np.cos: math_functions.cos, np.tan: math_functions.tan,
+    np.arcsin: math_functions.arcsin, np.arccos: math_functions.arccos,
+    np.arctan: math_functions.arctan, np.arctan2: math_functions.arctan2,
+    np.sinh: math_functions.sinh, np.cosh: math_functions.cosh, np.tanh: math_functions.tanh,
+    np.arcsinh: math_functions.arcsinh, np.arctanh: math_functions.arctanh,
+    np.deg2rad: math_functions.deg2rad, np.radians: math_functions.deg2rad,
+    np.rad2deg: math_functions.rad2deg, np.degrees: math_functions.rad2deg,
+    np.floor: math_functions.floor, np.ceil: math_functions.ceil,
+    np.rint: math_functions.rint, np.trunc: math_functions.trunc,
+    np.isnan: math_functions.isnan, np.isinf: math_functions.isinf,
+    np.isfinite: math_functions.isfinite,
+    np.fmax: math_functions.fmax, np.fmin: math_functions.fmin,
+    np.logaddexp: math_functions.logaddexp, np.hypot: math_functions.hypot,
+    np.copysign: math_functions.copysign, np.fmod: math_functions.fmod,
+    np.matmul: linalg.matmul, np.vecdot: linalg.vecdot,
+}
+
+UFUNC_REDUCE = {
+    np.add: reductions.sum, np.multiply: reductions.prod, np.maximum: reductions.amax,
+    np.minimum: reductions.amin, np.logical_and: reductions.all, np.logical_or: reductions.any,
+}
+
+FUNCTIONS = {
+    # reductions and statistics
+    np.sum: reductions.numpy_reduction(reductions.sum),
+    np.prod: reductions.numpy_reduction(reductions.prod),
+    np.cumsum: lambda a, axis=None, dtype=None, out=None: reductions.cumsum(a, axis, dtype),
+    np.mean: reductions.numpy_reduction(reductions.mean),
+    np.var: reductions.numpy_var(reductions.var), np.std: reductions.numpy_var(reductions.std),
+    np.max: reductions.numpy_minmax(reductions.amax),
+    np.amax: reductions.numpy_minmax(reductions.amax),
+    np.min: reductions.numpy_minmax(reductions.amin),
+    np.amin: reductions.numpy_minmax(reductions.amin),
+    np.all: reductions.numpy_minmax(reductions.all),
+    np.any: reductions.numpy_minmax(reductions.any),
+    np.argmax: reductions.numpy_arg(reductions.argmax),
+    np.argmin: reductions.numpy_arg(reductions.argmin),
+    np.average: reductions.average, np.count_nonzero: reductions.count_nonzero,
+    np.ptp: reductions.ptp,
+    # shapes
+    np.reshape: lambda a, shape=None, order="C", **kw: lifting.reshape(
+        a, kw.get("newshape", shape)),
+    np.ravel: lambda a, order="C": lifting.reshape(a, (-1,)),
+    np.transpose: lambda a, axes=None: shapes.transpose(a, axes),
+    np.matrix_transpose: lambda x, /: shapes.swapaxes(x, -1, -2),
+    np.swapaxes: shapes.swapaxes, np.moveaxis: shapes.moveaxis,
+    np.squeeze: lambda a, axis=None: shapes.squeeze(a, axis),
+    np.expand_dims: lifting.expand_dims,
+    np.broadcast_to: lambda a, shape, subok=False: lifting.broadcast_to(
+        a, (shape,) if isinstance(shape, int) else shape),
+    np.broadcast_arrays: shapes.broadcast_arrays,
+    np.flip: lambda m, axis=None: shapes.flip(m, axis),
+    np.fliplr: lambda m: shapes.flip(m, 1), np.flipud: lambda m: shapes.flip(m, 0),
+    np.pad: lambda array, pad_width, mode="constant", **kw: shapes.pad(
+        array, pad_width, mode, kw.get("constant_values", 0)),
+    np.zeros_like: shapes.filled_like(0), np.ones_like: shapes.filled_like(1),
+    np.empty_like: shapes.filled_like(0), np.full_like: shapes.full_like,
+    np.astype: lambda x, dtype, /, *, copy=True, device=None: lifting.astype(x, dtype),
+    np.copy: lambda a, order="K", subok=False: lifting.lift(a),
+    np.shape: lambda a: lifting.lift(a).shape, np.ndim: lambda a: lifting.lift(a).ndim,
+    np.size: lambda a, axis=None: (lifting.lift(a).size if axis is None
+                                   else lifting.lift(a).shape[axis]),
+    np.result_type: lambda *xs: np.result_type(*(x.dtype if hasattr(x, "_trace") else x
+                                                 for x in xs)),
+    # joining and splitting
+    np.concatenate: joining.with_dtype_and_casting(
+        lambda arrays, axis=0, out=None: lifting.concatenate(arrays, axis)),
+    np.stack: joining.with_dtype_and_casting(
+        lambda arrays, axis=0, out=None: lifting.stack(arrays, axis)),
+    np.hstack: joining.with_dtype_and_casting(joining.hstack),
+    np.vstack: joining.with_dtype_and_casting(joining.vstack),
+    np.dstack: joining.dstack, np.column_stack: joining.column_stack,
+    np.atleast_1d: joining.atleast(1), np.atleast_2d: joining.atleast(2),
+    np.atleast_3d: joining.atleast(3),
+    np.split: joining.split, np.array_split: joining.array_split,
+    # elementwise
+    np.where: arithmetic.where_function, np.select: arithmetic.select,
+    np.clip: lambda a, a_min=None, a_max=None, out=None, **kw: arithmetic.clip(
+        a, kw.get("min", a_min), kw.get("max", a_max)),
+    np.diff: arithmetic.diff, np.abs: arithmetic.absolute,
+    np.round: lambda a, decimals=0, out=None: math_functions.round_(a, decimals),
+    np.around: lambda a, decimals=0, out=None: math_functions.round_(a, decimals),
+    np.isclose: math_functions.isclose, np.nan_to_num: math_functions.nan_to_num,
+    # gathers
+    np.take: lambda a, indices, axis=None, out=None, mode="raise": gather.take(
+        a, indices, axis, mode),
+    np.take_along_axis: lambda arr, indices, axis: gather.take_along_axis(arr, indices, axis),
+    np.repeat: gather.repeat, np.tile: gather.tile, np.roll: gather.roll,
+    # linear algebra
+    np.dot: lambda a, b, out=None: linalg.dot(a, b), np.vdot: linalg.vdot,
+    np.inner: linalg.inner, np.outer: lambda a, b, out=None: linalg.outer(a, b),
+    np.tensordot: lambda a, b, axes=2: linalg.tensordot(a, b, axes),
+    np.einsum: einsum.einsum,
+    np.linalg.norm: linalg.norm, np.linalg.vector_norm: linalg.vector_norm,
+    np.diagonal: linalg.diagonal, np.diag: linalg.diag, np.trace: linalg.trace,
+    np.triu: linalg.triangle(True), np.tril: linalg.triangle(False),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The handlers Tracer.__array_ufunc__ and Tracer.__array_function__ call
+
+_OUT_HINT = "assign the result instead (y = {}(...)); in-place updates come later"
+
+
+def handle_ufunc(ufunc, method, inputs, kwargs):
+    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    out = kwargs.get("out")     # NumPy passes a positional out here too, as a tuple
+    if any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+        raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
+    allowed = ("out", "dtype") + (("axis", "keepdims") if method == "reduce" else ())
+    extra = {k: v for k, v in kwargs.items() if k not in allowed}
+    if extra:
+        raise unsupported(f"{name} with argument(s) {sorted(extra)}",
+                          "call it without them, or open an issue")
+    dtype = kwargs.get("dtype")
+    if method == "reduce" and ufunc in UFUNC_REDUCE:
+        (x,) = inputs
+        out = UFUNC_REDUCE[ufunc](x, axis=kwargs.get("axis", 0),
+                                  keepdims=kwargs.get("keepdims", False))
+        return out if dtype is None else lifting.astype(out, dtype)
+    fn = UFUNCS.get(ufunc)
+    if method == "outer" and fn is not None and len(inputs) == 2:
+        a, b = lifting.lift_all(*inputs)
+        return fn(lifting.reshape(a, a.shape + (1,) * b.ndim), b)
+    if method != "__call__":
+        raise unsupported(name, "write it with supported NumPy functions, or open an issue")
+    if fn is None:
+        raise unsupported(f"the NumPy function {name}",
+                          "write it with supported NumPy functions, or open an issue")
+    if dtype is not None and ufunc.nout == 1 and ufunc.types and "?" not in ufunc.types[0][-1:]:
+        # NumPy computes in the requested dtype: cast the (non-Python-scalar) inputs first.
+        inputs = [x if isinstance(x, (bool, int, float)) else lifting.astype(x, dtype)
+                  for x in inputs]
+    out = fn(*inputs)
+    if dtype is not None:
+        out = lifting.astype(out, dtype)
+    return out
+
+
+def handle_function(func, args, kwargs):
+    fn = FUNCTIONS.get(func)
+    if fn is None:
+        raise unsupported(f"the NumPy function {_name(func)}",
+                          "write it with supported NumPy functions, or open an issue")
+    _check_no_out(func, args, kwargs)
+    return fn(*args, **kwargs)
+
+
+def _name(func) -> str:
+    module = getattr(func, "__module__", "numpy") or "numpy"
+    return module.replace("numpy._core.", "np.").replace("numpy", "np") + "." + func.__name__
+
+
+# Where NumPy's signature cannot be read (C functions in some NumPy versions): the position of
+# ``out`` among the positional parameters.
+_OUT_POSITION_FALLBACK = {np.dot: 2, np.concatenate: 2}
+_out_positions: dict = {}
+
+
+def _out_position(func):
+    """``out``'s position (an index; -1 for keyword-only), or None if ``func`` has no ``out``."""
+    try:
+        return _out_positions[func]
+    except KeyError:
+        pass
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        pos = _OUT_POSITION_FALLBACK.get(func)
+    else:
+        names = [p.name for p in params]
+        pos = None
+        if "out" in names:
+            i = names.index("out")
+            positional = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                             for p in params[:i + 1])
+            pos = i if positional else -1
+    _out_positions[func] = pos
+    return pos
+
+
+def _check_no_out(func, args, kwargs):
+    """Every NumPy function with an ``out`` parameter refuses it: writing into an array is not
+    traced, and ignoring it would leave the user's array unchanged."""
+    pos = _out_position(func)
+    if pos is None:
+        return
+    given = kwargs.get("out") is not None or (pos >= 0 and len(args) > pos
+                                              and args[pos] is not None)
+    if given:
+        name = _name(func)
+        raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
+
+
+# What Tracer's operators, methods and NumPy protocols call, by name: x + y is
+# TRACER_METHODS["add"](x, y), x.sum() TRACER_METHODS["sum"](x, ...), x[k] "getitem".
+TRACER_METHODS = {
+    "handle_ufunc": handle_ufunc, "handle_function": handle_function,
+    "getitem": indexing.getitem, "add": arithmetic.add, "subtract": arithmetic.subtract,
+    "multiply": arithmetic.multiply, "true_divide": arithmetic.true_divide,
+    "floor_divide": arithmetic.floor_divide, "remainder": arithmetic.remainder,
+    "power": arithmetic.power, "negative": arithmetic.negative, "absolute": arithmetic.absolute,
+    "invert": arithmetic.invert, "bitwise_and": arithmetic.bitwise_and,
+    "bitwise_or": arithmetic.bitwise_or, "bitwise_xor": arithmetic.bitwise_xor,
+    "equal": arithmetic.equal, "not_equal": arithmetic.not_equal, "less": arithmetic.less,
+    "less_equal": arithmetic.less_equal, "greater": arithmetic.greater,
+    "greater_equal": arithmetic.greater_equal, "clip": arithmetic.clip, "matmul": linalg.matmul,
+    "dot": linalg.dot, "reshape": lifting.reshape, "astype": lifting.astype,
+    "transpose": shapes.transpose, "swapaxes": shapes.swapaxes, "squeeze": shapes.squeeze,
+    "take": gather.take, "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
+    "var": reductions.var, "std": reductions.std, "amax": reductions.amax, "amin": reductions.amin,
+    "argmax": reductions.argmax, "argmin": reductions.argmin, "all": reductions.all,
+    "any": reductions.any,
+}

@@ -1,0 +1,233 @@
+"""Getting operands into the current trace: ``lift`` (tracers of outer traces are captured,
+everything else becomes a constant), ``emit``, and ``promote`` (one dtype, one shape).
+
+The few layout ops that lifting and promotion themselves emit live here too: ``lift`` stacks a
+list of tracers (stack, concatenate, expand_dims, reshape) and ``promote`` broadcasts
+(broadcast_to). Every other op module builds on this one, so nothing here imports them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ir import dtypes, ops
+from ...ir.dtypes import DType
+from ..errors import numpy_error, unsupported
+from ..trace_state import Trace, check_alive, current_trace
+from ..tracer import Tracer
+from .rules import (abstract, broadcast_shapes, constant_dtype, dt, has_tracer, normalize_axis,
+                    requested_dtype, result_dtype, sequence_dtype)
+
+
+def trace_of(*xs) -> Trace:
+    """The innermost trace among the operands' (the current one if none is a Tracer)."""
+    best = None
+    for x in xs:
+        if isinstance(x, Tracer):
+            check_alive(x)
+            if best is None or x._trace.level > best.level:
+                best = x._trace
+    if best is None:
+        best = current_trace()
+        if best is None:
+            raise RuntimeError("no trace is active")
+    return best
+
+
+def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
+    op = trace.emit(opdef, [x._value for x in operands], **attrs)
+    return Tracer(op.result, trace, weak)
+
+
+def constant(value, dtype: DType | None = None, trace: Trace | None = None,
+             weak=False) -> Tracer:
+    trace = trace or current_trace()
+    try:
+        arr = np.asarray(value, dtype=dtype.np if dtype else None)
+    except OverflowError:
+        # The error NumPy raises for x + 2**70 with an integer x, with the user's line.
+        raise numpy_error(OverflowError, f"Python integer {_short(value)} out of bounds for "
+                          f"{dtype.name if dtype else 'int64'}",
+                          "use a float constant (e.g. 2.0**70) or keep integers within "
+                          "int64") from None
+    constant_dtype(arr.dtype)
+    return emit(trace, ops.constant, [], weak=weak, value=arr)
+
+
+def _short(value) -> str:
+    if isinstance(value, int) and abs(value) >= 10**40:
+        return f"of {value.bit_length()} bits"
+    return repr(value)
+
+
+def lift(x, trace: Trace | None = None) -> Tracer:
+    """x as a Tracer of ``trace``: captures outer tracers, makes constants of everything else."""
+    trace = trace or trace_of(x)
+    if isinstance(x, Tracer):
+        check_alive(x)
+        if x._trace is trace:
+            return x
+        return Tracer(trace.capture(x), trace, x._weak)
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        kind = dtypes.weak_kind_of(x)
+        return constant(x, dtypes.default_dtype_for_weak(kind), trace, weak=True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return constant(x, trace=trace)
+    if isinstance(x, (list, tuple)):
+        if has_tracer(x):
+            # [t0, t1, ...] as np.asarray would see it: stacked, promoted without weak scalars.
+            d = sequence_dtype(x)
+            return stack([convert(lift(e, trace), d) for e in x]) if x else constant(
+                np.zeros(0), trace=trace)
+        return constant(np.asarray(x), trace=trace)
+    raise unsupported(f"an operand of type {type(x).__name__}",
+                      "pass NumPy arrays, Python numbers or traced values")
+
+
+def lift_all(*xs) -> list[Tracer]:
+    trace = trace_of(*xs)
+    return [lift(x, trace) for x in xs]
+
+
+def convert(x: Tracer, dtype: DType, weak=False) -> Tracer:
+    if dt(x) == dtype:
+        if x._weak and not weak:
+            return Tracer(x._value, x._trace, False)
+        return x
+    return emit(x._trace, ops.convert, [x], weak=weak, dtype=dtype)
+
+
+def astype(x, dtype) -> Tracer:
+    return convert(lift(x), requested_dtype(dtype))
+
+
+def promote(*xs, dtype: DType | None = None) -> list[Tracer]:
+    """Lift, promote to one dtype (NumPy's rule unless given) and broadcast to one shape."""
+    trace = trace_of(*xs)
+    target = dtype or result_dtype(*xs)
+    weak = all(abstract(x)[1] for x in xs)
+    ts = []
+    for x in xs:
+        if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and has_tracer(x)):
+            ts.append(convert(lift(x, trace), target, weak))
+        else:  # a constant: make it in the target dtype directly
+            ts.append(constant(x, target, trace, weak))
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return [broadcast_to(t, shape) for t in ts]
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout ops lifting and promotion emit
+
+
+def reshape(x, shape) -> Tracer:
+    x = lift(x)
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise numpy_error(ValueError, f"can only specify one unknown dimension: reshape to "
+                          f"{tuple(shape)}", "give every size but one")
+    if any(s < -1 for s in shape):
+        raise numpy_error(ValueError, f"negative dimensions not allowed: reshape to "
+                          f"{tuple(shape)}", "sizes are >= 0, or -1 for one inferred size")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.size % known:
+            raise _reshape_error(x, shape)
+        shape[shape.index(-1)] = x.size // known
+    if math.prod(shape) != x.size:
+        raise _reshape_error(x, shape)
+    if tuple(shape) == x.shape:
+        return x
+    if x._value.op is not None and x._value.op.opdef is ops.reshape:
+        # reshape of a reshape: one reshape of the original value
+        x = Tracer(x._value.op.operands[0], x._trace, x._weak)
+        if tuple(shape) == x.shape:
+            return x
+    return emit(x._trace, ops.reshape, [x], weak=x._weak, shape=shape)
+
+
+def _reshape_error(x: Tracer, shape) -> ValueError:
+    return numpy_error(ValueError, f"cannot reshape array of size {x.size} (shape {x.shape}) "
+                       f"into shape {tuple(shape)}",
+                       "the new shape must have as many elements as the old one")
+
+
+def broadcast_to(x, shape) -> Tracer:
+    x = lift(x)
+    shape = tuple(int(s) for s in shape)
+    if x.shape == shape:
+        return x
+    if len(shape) < x.ndim or any(
+            n != 1 and n != m for n, m in zip(x.shape[::-1], shape[::-1])):
+        raise numpy_error(ValueError, f"cannot broadcast an array of shape {x.shape} to the "
+                          f"shape {shape}", "each dimension must be 1 or equal to the target's")
+    # Drop the size-1 dims that grow, so the IR says exactly which dims are new.
+    lead = len(shape) - x.ndim
+    keep = [i for i, n in enumerate(x.shape) if n == shape[lead + i]]
+    if len(keep) != x.ndim:
+        x = reshape(x, [x.shape[i] for i in keep])
+    return emit(x._trace, ops.broadcast_in_dim, [x], weak=x._weak, shape=shape,
+                dims=tuple(lead + i for i in keep))
+
+
+def expand_dims(x, axis):
+    x = lift(x)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    ndim = x.ndim + len(axes)
+    axes = sorted(normalize_axis(a, ndim) for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, shape)
+
+
+def concatenate(xs, axis=0):
+    if len(xs) == 0:
+        raise numpy_error(ValueError, "need at least one array to concatenate",
+                          "pass a non-empty list of arrays")
+    xs = lift_all(*xs)
+    if axis is None:
+        xs = [reshape(x, (-1,)) for x in xs]
+        axis = 0
+    target = result_dtype(*xs)
+    xs = [convert(x, target) for x in xs]
+    if any(x.ndim == 0 for x in xs):
+        raise numpy_error(ValueError, "zero-dimensional arrays cannot be concatenated",
+                          "make them 1-D first, e.g. np.atleast_1d(x) or x[None]")
+    axis = normalize_axis(axis, xs[0].ndim)
+    for i, x in enumerate(xs[1:], 1):
+        if x.ndim != xs[0].ndim:
+            raise numpy_error(ValueError, "all the input arrays must have same number of "
+                              f"dimensions, but the array at index 0 has {xs[0].ndim} "
+                              f"dimension(s) and the array at index {i} has {x.ndim} "
+                              f"dimension(s) (shapes {xs[0].shape} and {x.shape})",
+                              "give them the same number of dimensions (x[None], reshape) or "
+                              "use np.hstack / np.stack")
+        for d, (n, m) in enumerate(zip(xs[0].shape, x.shape)):
+            if d != axis and n != m:
+                raise numpy_error(ValueError, "all the input array dimensions except for the "
+                                  f"concatenation axis must match exactly, but along "
+                                  f"dimension {d}, the array at index 0 has size {n} and the "
+                                  f"array at index {i} has size {m} (shapes {xs[0].shape} and "
+                                  f"{x.shape}, axis={axis})",
+                                  "check the shapes and the axis (axis=-1 joins the last one)")
+    if len(xs) == 1:
+        return xs[0]
+    return emit(xs[0]._trace, ops.concatenate, xs, axis=axis)
+
+
+def stack(xs, axis=0):
+    if len(xs) == 0:
+        raise numpy_error(ValueError, "need at least one array to stack",
+                          "pass a non-empty list of arrays")
+    xs = lift_all(*xs)
+    if len({x.shape for x in xs}) != 1:
+        raise numpy_error(ValueError, "all input arrays must have the same shape, got "
+                          + ", ".join(str(x.shape) for x in xs),
+                          "np.stack adds a new axis; to join along an existing one, use "
+                          "np.concatenate")
+    axis = normalize_axis(axis, xs[0].ndim + 1)
+    return concatenate([expand_dims(x, axis) for x in xs], axis)

@@ -1,0 +1,184 @@
+"""NumPy's float functions on Tracers: exp, log, the trigonometric and hyperbolic functions,
+rounding, the NaN/inf tests, and the functions NumPy composes from them (fmax, logaddexp,
+hypot, isclose, nan_to_num, round, ...). Also erf and sigmoid (the IR's logistic), which NumPy
+lacks; tracejit.lax is their public face.
+
+Integer inputs compute in float64 and bool inputs are refused, as in NumPy.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ir import dtypes, ops
+from ..errors import unsupported
+from .arithmetic import (absolute, add, binary_op, equal, greater, less, less_equal,
+                         logical_and, logical_or, maximum, minimum, multiply, numeric_dtype,
+                         power, subtract, true_divide, unary_op, where)
+from .lifting import broadcast_to, constant, convert, lift, lift_all, promote
+from .rules import dt, float_result
+
+
+def _float_unary(opdef, name):
+    def f(x):
+        x = lift(x)
+        if dt(x).is_bool:
+            raise unsupported(f"np.{name} of a bool array (NumPy would return float16)",
+                              "convert it with .astype(np.float32) first")
+        if dt(x).is_int:
+            x = convert(x, dtypes.float64)
+        return unary_op(opdef, x)
+    return f
+
+
+exp = _float_unary(ops.exp, "exp")
+expm1 = _float_unary(ops.expm1, "expm1")
+log = _float_unary(ops.log, "log")
+log1p = _float_unary(ops.log1p, "log1p")
+sqrt = _float_unary(ops.sqrt, "sqrt")
+sin = _float_unary(ops.sin, "sin")
+cos = _float_unary(ops.cos, "cos")
+tan = _float_unary(ops.tan, "tan")
+tanh = _float_unary(ops.tanh, "tanh")
+sinh = _float_unary(ops.sinh, "sinh")
+cosh = _float_unary(ops.cosh, "cosh")
+arcsin = _float_unary(ops.arcsin, "arcsin")
+arccos = _float_unary(ops.arccos, "arccos")
+arctan = _float_unary(ops.arctan, "arctan")
+arcsinh = _float_unary(ops.arcsinh, "arcsinh")
+arctanh = _float_unary(ops.arctanh, "arctanh")
+rint = _float_unary(ops.round, "rint")
+erf = _float_unary(ops.erf, "erf")
+sigmoid = _float_unary(ops.logistic, "sigmoid")
+
+
+def log2(x):
+    y = log(x)
+    return multiply(y, np.asarray(1 / math.log(2), dt(y).np))
+
+
+def log10(x):
+    y = log(x)
+    return multiply(y, np.asarray(1 / math.log(10), dt(y).np))
+
+
+def exp2(x):
+    x = lift(x)
+    return power(np.asarray(2, float_result(x).np), x)
+
+
+def arctan2(a, b):
+    return binary_op(ops.arctan2, a, b, dtype=float_result(a, b))
+
+
+def deg2rad(x):
+    return multiply(x, np.pi / 180)
+
+
+def rad2deg(x):
+    return multiply(x, 180 / np.pi)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rounding
+
+
+def _int_preserving(opdef, name):
+    def f(x):
+        x = lift(x)
+        if not dt(x).is_float:
+            if dt(x).is_bool:
+                raise unsupported(f"np.{name} of a bool array")
+            return x
+        return unary_op(opdef, x)
+    return f
+
+
+floor = _int_preserving(ops.floor, "floor")
+ceil = _int_preserving(ops.ceil, "ceil")
+
+
+def trunc(x):
+    x = lift(x)
+    if not dt(x).is_float:
+        return x
+    return where(less(x, 0), ceil(x), floor(x))
+
+
+def round_(a, decimals=0):
+    x = lift(a)
+    if decimals == 0:
+        return rint(x) if x.dtype.kind == "f" else x
+    scale = np.asarray(10.0 ** decimals, x.dtype)
+    return true_divide(rint(multiply(x, scale)), scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# NaN and infinity
+
+
+def _float_test(opdef, int_value):
+    def f(x):
+        x = lift(x)
+        if not dt(x).is_float:
+            return broadcast_to(constant(int_value, dtypes.bool_, x._trace), x.shape)
+        return unary_op(opdef, x, weak_ok=False)
+    return f
+
+
+isnan = _float_test(ops.isnan, False)
+isinf = _float_test(ops.isinf, False)
+isfinite = _float_test(ops.isfinite, True)
+
+
+def fmax(a, b):
+    """maximum that ignores NaN: the other operand wins."""
+    a, b = promote(a, b, dtype=numeric_dtype("fmax", a, b))
+    if not dt(a).is_float:
+        return maximum(a, b)
+    return where(isnan(b), a, where(isnan(a), b, maximum(a, b)))
+
+
+def fmin(a, b):
+    a, b = promote(a, b, dtype=numeric_dtype("fmin", a, b))
+    if not dt(a).is_float:
+        return minimum(a, b)
+    return where(isnan(b), a, where(isnan(a), b, minimum(a, b)))
+
+
+def logaddexp(a, b):
+    return binary_op(ops.logaddexp, a, b, dtype=float_result(a, b))
+
+
+def hypot(a, b):
+    return binary_op(ops.hypot, a, b, dtype=float_result(a, b))
+
+
+def copysign(a, b):
+    return binary_op(ops.copysign, a, b, dtype=float_result(a, b))
+
+
+def fmod(a, b):
+    return binary_op(ops.fmod, a, b, dtype=numeric_dtype("fmod", a, b))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = lift_all(a, b)
+    close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
+    close = logical_or(close, equal(a, b))     # equal infinities
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(a), isnan(b)))
+    return close
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = lift(x)
+    if x.dtype.kind != "f":
+        return x
+    info = np.finfo(x.dtype)
+    x = where(isnan(x), np.asarray(nan, x.dtype), x)
+    x = where(logical_and(isinf(x), greater(x, 0)),
+              np.asarray(info.max if posinf is None else posinf, x.dtype), x)
+    return where(logical_and(isinf(x), less(x, 0)),
+                 np.asarray(info.min if neginf is None else neginf, x.dtype), x)

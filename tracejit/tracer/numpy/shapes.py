@@ -1,0 +1,133 @@
+"""Shape and layout ops on Tracers: transpose and axis moves, squeeze, flip, slices and padding,
+and the arrays made from a shape (iota, full, zeros_like, ...).
+
+These move, repeat or pad elements and never compute with them. reshape, broadcast_to,
+expand_dims, concatenate and stack live in lifting.py (lifting needs them); joining and
+splitting arrays in joining.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import dtypes, ops
+from ..errors import numpy_error, unsupported
+from ..trace_state import current_trace
+from ..tracer import Tracer
+from .lifting import astype, broadcast_to, constant, convert, emit, lift, lift_all, reshape
+from .rules import dt, normalize_axes, normalize_axis, requested_dtype
+
+
+def transpose(x, axes=None) -> Tracer:
+    x = lift(x)
+    if axes is None:
+        axes = tuple(reversed(range(x.ndim)))
+    axes = tuple(normalize_axis(a, x.ndim) for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise numpy_error(ValueError, f"axes don't match array: axes {tuple(axes)} for an "
+                          f"array of shape {x.shape}", "give each axis exactly once")
+    if axes == tuple(range(x.ndim)):
+        return x
+    return emit(x._trace, ops.transpose, [x], weak=x._weak, perm=axes)
+
+
+def swapaxes(x, a, b):
+    x = lift(x)
+    perm = list(range(x.ndim))
+    a, b = normalize_axis(a, x.ndim), normalize_axis(b, x.ndim)
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def moveaxis(x, source, destination):
+    x = lift(x)
+    src = [normalize_axis(s, x.ndim) for s in np.atleast_1d(source)]
+    dst = [normalize_axis(d, x.ndim) for d in np.atleast_1d(destination)]
+    order = [n for n in range(x.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(x, order)
+
+
+def squeeze(x, axis=None):
+    x = lift(x)
+    if axis is None:
+        axes = [i for i, n in enumerate(x.shape) if n == 1]
+    else:
+        axes = normalize_axes(axis, x.ndim)
+        if any(x.shape[a] != 1 for a in axes):
+            raise numpy_error(ValueError, "cannot select an axis to squeeze out which has "
+                              f"size not equal to one: axis {axis} of shape {x.shape}",
+                              "squeeze only axes of size 1, or call squeeze() without axis")
+    return reshape(x, [n for i, n in enumerate(x.shape) if i not in axes])
+
+
+def flip(x, axis=None):
+    x = lift(x)
+    axes = normalize_axes(axis, x.ndim)
+    axes = tuple(a for a in axes if x.shape[a] > 1)
+    if not axes:
+        return x
+    return emit(x._trace, ops.rev, [x], weak=x._weak, dims=axes)
+
+
+def slice_(x, starts, stops, steps) -> Tracer:
+    x = lift(x)
+    if tuple(starts) == (0,) * x.ndim and tuple(stops) == x.shape and set(steps) <= {1}:
+        return x
+    return emit(x._trace, ops.slice, [x], weak=x._weak, starts=starts, stops=stops,
+                steps=steps)
+
+
+def pad(x, pad_width, mode="constant", constant_values=0):
+    x = lift(x)
+    if mode != "constant":
+        raise unsupported(f"np.pad(mode={mode!r})", "use mode='constant'")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    if not np.isscalar(constant_values) and np.ndim(constant_values) != 0:
+        raise unsupported("np.pad with per-axis constant_values", "pass one scalar")
+    value = convert(lift(constant_values, x._trace), dt(x))
+    if not widths.any():
+        return x
+    return emit(x._trace, ops.pad, [x, value], weak=x._weak, low=widths[:, 0].tolist(),
+                high=widths[:, 1].tolist(), interior=[0] * x.ndim)
+
+
+def broadcast_arrays(*args, subok=False):
+    xs = lift_all(*args)
+    shape = np.broadcast_shapes(*(x.shape for x in xs))
+    return tuple(broadcast_to(x, shape) for x in xs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays made from a shape
+
+
+def iota(shape, dim, dtype=dtypes.int64, trace=None) -> Tracer:
+    return emit(trace or current_trace(), ops.iota, [], shape=tuple(shape), dim=dim,
+                dtype=dtype)
+
+
+def full(shape, value, dtype=None, trace=None) -> Tracer:
+    trace = trace or current_trace()
+    if isinstance(value, Tracer):
+        v = value if dtype is None else astype(value, dtype)
+        return broadcast_to(v, shape)
+    arr = np.asarray(value, dtype=None if dtype is None else requested_dtype(dtype).np)
+    return broadcast_to(constant(arr, trace=trace), tuple(shape))
+
+
+def filled_like(value):
+    """np.zeros_like, np.ones_like, np.empty_like (zeros): ``value`` in ``a``'s shape."""
+    def like(a, dtype=None, order="K", subok=True, shape=None, **kw):
+        a = lift(a)
+        shape = a.shape if shape is None else shape
+        return full(shape, np.asarray(value, dtype=dtype or a.dtype), trace=a._trace)
+    return like
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    a = lift(a)
+    shape = a.shape if shape is None else shape
+    if hasattr(fill_value, "_trace"):
+        return full(shape, fill_value, dtype or a.dtype)
+    return full(shape, np.asarray(fill_value, dtype=dtype or a.dtype), trace=a._trace)
