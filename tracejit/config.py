@@ -13,6 +13,8 @@ TRACEJIT_NUMPY_GROUP_MAX=0   loop groups of at most this many elements run on Nu
                               compiling a kernel (faster compiles, slower steps: codegen/plan.py)
 TRACEJIT_COMPILE_WORKERS=n   processes that compile kernels beside the calling thread (default:
                               the CPUs less one, at most 4; 0: none. codegen/compile_workers.py)
+TRACEJIT_NATIVE_HANDOFF=1    parallel kernels handed to worker threads in native code (0: through
+                              Python threads, codegen/threads.py)
 TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
                               0 waits for the compiled kernels before the first call returns
 """

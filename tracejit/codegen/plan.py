@@ -68,6 +68,7 @@ class Plan:
         self.kernel_groups: list = []      # the fusion group of each kernel
         self.kernel_sources: list[str] = []   # each kernel's module source (with signature)
         self.signatures: list[tuple] = []  # each kernel's one signature
+        self.parallel: list[int] = []      # the kernels the entry runs on blocks in threads
         self.pooled: list = []             # result Values written into r* parameters
         self.scratch: list = []            # (Value, group index, line index, name)
         self.arena_bytes: int | None = None   # the arena's size, if any buffer is in it
@@ -267,6 +268,7 @@ class Plan:
         self.kernel_sources.append(spec.source + f"# kernel({', '.join(map(str, sig))})\n")
         args = ", ".join(ins + outs + scalars + [str(n) for n in spec.sizes])
         if spec.parallel:
+            self.parallel.append(k)
             self.lines.append(f"pool.run(k{k}, ({args},), {spec.span}, {spec.min_block})")
         else:
             self.lines.append(f"k{k}({args}, 0, {spec.span})")

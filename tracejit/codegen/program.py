@@ -12,6 +12,7 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from ..ir.passes.fusion import Fusion
 from . import cache
+from . import handoff
 from .arena import Arena
 from .compile_workers import compile_all
 from .errors import ArgumentMismatch
@@ -42,13 +43,23 @@ class Program:
                 # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
                 # act on, not the user's: benchmarks/profile_plan.py is where it shows.
                 warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                _compile_missing(plan.kernel_sources, self.modules, plan.signatures)
-                for mod in self.modules:
+                helpers = _handoff_sources(plan)
+                if in_process_only:
+                    helper_modules = [cache.loaded(src) for src in helpers]
+                    if not _in_process(helper_modules, list(helpers.values())):
+                        raise NotCached()
+                else:
+                    helper_modules = [cache.load(src) for src in helpers]
+                _compile_missing(plan.kernel_sources + list(helpers),
+                                 self.modules + helper_modules,
+                                 plan.signatures + list(helpers.values()))
+                for mod in self.modules + helper_modules:
                     # Only the planned signature runs: other argument types (a read-only
                     # array) raise TypeError instead of compiling the kernel again.
                     mod.kernel.disable_compile()
-            cache.seal(self.modules)
-        self.entry = _entry(plan, self.modules)
+            cache.seal(self.modules + helper_modules)
+            runner = _runner(plan, self.modules, dict(zip(helpers, helper_modules)))
+        self.entry = _entry(plan, self.modules, runner)
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
         entry, scalars = self.entry, self._scalars
@@ -122,10 +133,44 @@ def _compile_missing(sources: list, modules: list, signatures: list):
     compile_all(todo, compile_here, load_compiled)
 
 
-def _entry(plan: Plan, modules: list):
+def _handoff_sources(plan: Plan) -> dict:
+    """The generated modules the native hand-off of the plan's parallel kernels needs (the
+    runtime and a trampoline per signature), each with its one signature."""
+    if not plan.parallel or not handoff.enabled():
+        return {}
+    out = dict(handoff.RUNTIME_SIGNATURES)
+    for k in plan.parallel:
+        src = handoff.trampoline_source(plan.signatures[k])
+        if src is not None:
+            out[src] = handoff.TRAMPOLINE_SIGNATURE
+    return out
+
+
+def _runner(plan: Plan, modules: list, helpers: dict):
+    """The entry's ``pool``: native hand-off for each parallel kernel that has a trampoline
+    and an int64 C wrapper, threads.py's pool otherwise."""
+    if not helpers:
+        return pool
+    native = handoff.native_pool
+    native.serve = helpers[handoff.SERVE_SOURCE].kernel
+    native.post = helpers[handoff.POST_SOURCE].kernel
+    jobs = {}
+    for k in plan.parallel:
+        sig, kernel = plan.signatures[k], modules[k].kernel
+        src = handoff.trampoline_source(sig)
+        fn = handoff.wrapper_address(kernel, sig)
+        if src is None or fn is None:
+            continue
+        tramp = handoff.wrapper_address(helpers[src].kernel, handoff.TRAMPOLINE_SIGNATURE)
+        if tramp is not None:
+            jobs[kernel] = handoff.Job(kernel, fn, tramp, sig)
+    return handoff.Runner(jobs, pool)
+
+
+def _entry(plan: Plan, modules: list, runner):
     """The entry function, executed from its source with the kernels and constants as its
     globals (its source is registered with linecache, so tracebacks show its lines)."""
-    namespace = {"np": np, "pool": pool, "ArgumentMismatch": ArgumentMismatch,
+    namespace = {"np": np, "pool": runner, "ArgumentMismatch": ArgumentMismatch,
                  **plan.globals, **{f"k{i}": m.kernel for i, m in enumerate(modules)}}
     filename = f"<tracejit entry of {plan.fn.name} #{id(plan):x}>"
     source = plan.source

@@ -8,6 +8,10 @@ function, its wrappers and Numba's parallel passes at compile time (1.6-3 s a ke
 against 0.25 s for a serial one). The pool's threads sleep on a queue between calls, so they
 never spin against another process for a core (OpenMP's spinning workers made a training step
 4x slower when another process kept one of two cores busy).
+
+Programs hand their parallel kernels over in native code (handoff.py), which avoids this
+pool's wake-up and GIL hand-off; this pool runs the kernels whose arguments a trampoline cannot
+hold, and all of them with TRACEJIT_NATIVE_HANDOFF=0.
 """
 from __future__ import annotations
 
