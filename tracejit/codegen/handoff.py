@@ -261,6 +261,7 @@ class Runner:
 
     def __init__(self, jobs: dict, fallback):
         self.jobs, self.fallback = jobs, fallback
+        self.ready = threading.Event()     # set once the jobs are final (program.py)
 
     def run(self, kernel, args: tuple, span: int, min_block: int = 1):
         job = self.jobs.get(kernel)

@@ -2,6 +2,7 @@
 its entry executed as Python, and the buffers a program keeps between calls."""
 from __future__ import annotations
 
+import atexit
 import linecache
 import sys
 import threading
@@ -43,22 +44,20 @@ class Program:
                 # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
                 # act on, not the user's: benchmarks/profile_plan.py is where it shows.
                 warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                helpers = _handoff_sources(plan)
-                if in_process_only:
-                    helper_modules = [cache.loaded(src) for src in helpers]
-                    if not _in_process(helper_modules, list(helpers.values())):
-                        raise NotCached()
-                else:
-                    helper_modules = [cache.load(src) for src in helpers]
-                _compile_missing(plan.kernel_sources + list(helpers),
-                                 self.modules + helper_modules,
-                                 plan.signatures + list(helpers.values()))
-                for mod in self.modules + helper_modules:
+                _compile_missing(plan.kernel_sources, self.modules, plan.signatures)
+                for mod in self.modules:
                     # Only the planned signature runs: other argument types (a read-only
                     # array) raise TypeError instead of compiling the kernel again.
                     mod.kernel.disable_compile()
-            cache.seal(self.modules + helper_modules)
-            runner = _runner(plan, self.modules, dict(zip(helpers, helper_modules)))
+            cache.seal(self.modules)
+        # Parallel kernels run on threads.py's pool until the native hand-off's modules are
+        # ready: they are built in the background, off the first call's path.
+        self.runner = runner = handoff.Runner({}, pool)
+        helpers = _handoff_sources(plan)
+        if helpers:
+            _in_background(lambda: _prepare_handoff(plan, self.modules, helpers, runner))
+        else:
+            runner.ready.set()
         self.entry = _entry(plan, self.modules, runner)
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
@@ -146,25 +145,56 @@ def _handoff_sources(plan: Plan) -> dict:
     return out
 
 
-def _runner(plan: Plan, modules: list, helpers: dict):
-    """The entry's ``pool``: native hand-off for each parallel kernel that has a trampoline
-    and an int64 C wrapper, threads.py's pool otherwise."""
-    if not helpers:
-        return pool
-    native = handoff.native_pool
-    native.serve = helpers[handoff.SERVE_SOURCE].kernel
-    native.post = helpers[handoff.POST_SOURCE].kernel
-    jobs = {}
-    for k in plan.parallel:
-        sig, kernel = plan.signatures[k], modules[k].kernel
-        src = handoff.trampoline_source(sig)
-        fn = handoff.wrapper_address(kernel, sig)
-        if src is None or fn is None:
-            continue
-        tramp = handoff.wrapper_address(helpers[src].kernel, handoff.TRAMPOLINE_SIGNATURE)
-        if tramp is not None:
-            jobs[kernel] = handoff.Job(kernel, fn, tramp, sig)
-    return handoff.Runner(jobs, pool)
+_background: list = []
+
+
+def _in_background(work):
+    thread = threading.Thread(target=work, daemon=True, name="tracejit-handoff")
+    _background.append(thread)
+    thread.start()
+
+
+@atexit.register
+def _wait_for_background():
+    # A thread stopped inside LLVM while the interpreter shuts down can crash it.
+    for thread in list(_background):
+        thread.join()
+
+
+def _prepare_handoff(plan: Plan, modules: list, helpers: dict, runner):
+    """Load or compile the native hand-off's modules, then give ``runner`` a Job for each
+    parallel kernel that has a trampoline and an int64 C wrapper. Any failure leaves the
+    kernels on threads.py's pool."""
+    try:
+        with cache.lock:
+            helper_modules = [cache.load(src) for src in helpers]
+            _compile_missing(list(helpers), helper_modules, list(helpers.values()))
+            for mod in helper_modules:
+                mod.kernel.disable_compile()
+            cache.seal(helper_modules)
+        by_source = dict(zip(helpers, helper_modules))
+        native = handoff.native_pool
+        native.serve = by_source[handoff.SERVE_SOURCE].kernel
+        native.post = by_source[handoff.POST_SOURCE].kernel
+        jobs = {}
+        for k in plan.parallel:
+            sig, kernel = plan.signatures[k], modules[k].kernel
+            src = handoff.trampoline_source(sig)
+            fn = handoff.wrapper_address(kernel, sig)
+            if src is None or fn is None:
+                continue
+            tramp = handoff.wrapper_address(by_source[src].kernel, handoff.TRAMPOLINE_SIGNATURE)
+            if tramp is not None:
+                jobs[kernel] = handoff.Job(kernel, fn, tramp, sig)
+        runner.jobs = jobs
+    except Exception:                  # noqa: BLE001 (the pool still runs every kernel)
+        pass
+    finally:
+        runner.ready.set()
+        try:
+            _background.remove(threading.current_thread())
+        except ValueError:
+            pass
 
 
 def _entry(plan: Plan, modules: list, runner):
