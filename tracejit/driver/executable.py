@@ -26,6 +26,12 @@ class Executable:
     def __call__(self, leaves):
         return self.run(leaves)
 
+    def wait(self):
+        """Wait for the work a compiled program still does in the background (its parallel
+        kernels' native hand-off); returns self."""
+        self.program.wait_handoff()
+        return self
+
 
 class Interpreted:
     """The reference interpreter as a program (``backend="interpreter"``)."""

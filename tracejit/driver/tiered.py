@@ -37,7 +37,7 @@ def _wait_for_compiles():
     # A thread stopped inside LLVM while the interpreter shuts down can crash it: let each
     # compile in flight finish first.
     for program in list(_pending):
-        program.wait()
+        program._done.wait()
 
 
 # While a compile runs in the background, Python's GIL switch interval is made short. Numba's
@@ -140,7 +140,10 @@ class TieredProgram:
         """Wait for every stage; the compiled program, or None if it failed."""
         self._start()
         self._done.wait()
-        return self.compiled if self.tier == self._final else None
+        if self.tier != self._final:
+            return None
+        self.compiled.wait()           # its background work too (Executable.wait)
+        return self.compiled
 
     # What ``jit(f).lower(...)`` shows: the compiled program's stages, once it exists.
     @property
