@@ -84,10 +84,11 @@ class Worker:
 
     def close(self):
         self.alive = False
-        try:
-            self.proc.stdin.close()      # the worker exits when its input ends
-        except OSError:
-            pass
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()             # the worker exits when its input ends
+            except OSError:
+                pass
 
 
 class _Pool:

@@ -23,7 +23,7 @@ from ..ir.passes.fusion import FusionGroup, is_reduction, same_index
 from . import emitters, templates  # templates registers the "kernel" rules
 from .matmul import MATMUL_WORK, MatmulKernel
 from .reduction import Reductions
-from .source import KernelSpec, function_source
+from .source import HEADER, KernelSpec, function_source
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
@@ -31,6 +31,17 @@ _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
 def is_scalar_constant(v) -> bool:
     return v.op is not None and v.op.opdef is ops.constant and v.shape == ()
+
+
+# Names an expression may use and still be computed once before the loops: the kernel
+# module's globals (functions, np, math), Python's keywords, inputs (``a3``: read-only in the
+# kernel), scalar arguments (``c0``) and sizes (``s2``). Attributes (``np.float32``) are
+# dropped before the check; anything else (loop indices, temporaries of the loops, outputs,
+# ``mm``) keeps an expression in its loop.
+_INVARIANT_GLOBALS = frozenset(_TOKEN.findall(HEADER)) | {
+    "if", "else", "and", "or", "not", "True", "False", "None"}
+_PARAM = re.compile(r"[acs]\d+")
+_ATTRIBUTE = re.compile(r"\.\s*[A-Za-z_]\w*")
 
 
 class _Block:
@@ -103,9 +114,20 @@ class LoopKernel(Reductions, MatmulKernel):
         return any(t in self.inner_names or (t[0] == "r" and t[1:].isdigit())
                    for e in exprs for t in _TOKEN.findall(e))
 
+    def invariant(self, expr: str) -> bool:
+        """Whether ``expr`` depends on no loop: then it is computed once, before the loops,
+        instead of per element (NumPy computes ``np.tanh(a[i, i])`` once; a kernel that
+        broadcasts it would call tanh for every element of its loop nest)."""
+        return all(t in self.invariant_names or t in _INVARIANT_GLOBALS or _PARAM.fullmatch(t)
+                   for t in _TOKEN.findall(_ATTRIBUTE.sub("", expr)))
+
     def put(self, expr: str, inner: bool, prefix="t") -> str:
-        block = self.block if inner else self.outer
         name = self.tmp(prefix)
+        if self.invariant(expr):
+            self.prologue.append(f"{name} = {expr}")
+            self.invariant_names.add(name)
+            return name
+        block = self.block if inner else self.outer
         block.lines.append(f"{name} = {expr}")
         if inner:
             self.inner_names.add(name)
@@ -130,6 +152,7 @@ class LoopKernel(Reductions, MatmulKernel):
                 # A 0-d input: read once before the loops (Numba's parfor cannot type x[()]).
                 name = self.tmp()
                 self.prologue.append(f"{name} = {self.array(v)}[()]")
+                self.invariant_names.add(name)
                 return name
             sub = ", ".join(idx) if idx else "()"
             if len(idx) == 1:
@@ -207,6 +230,7 @@ class LoopKernel(Reductions, MatmulKernel):
         self.outer = _Block(False)
         self.block = self.outer
         self.prologue: list[str] = []
+        self.invariant_names: set = set()     # computed in the prologue
         mm_out = g.head.result if g.head is not None else None
         stored = [v for v in outs if v is not mm_out]
         levels = self.levels()
