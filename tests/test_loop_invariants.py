@@ -45,3 +45,15 @@ def test_values_that_depend_on_the_loop_stay_in_it():
     x = np.random.default_rng(1).standard_normal((16, 33))
     f = tracejit.jit(row_softmax, tiered=False)
     np.testing.assert_allclose(f(x), row_softmax(x), rtol=1e-12)
+
+
+def test_a_value_of_the_rows_alone_is_computed_once_per_row():
+    def f(v, x):
+        return np.tanh(v)[:, None] + x
+    v, x = np.linspace(-2, 2, 40), np.ones((40, 50))
+    jf = tracejit.jit(f, tiered=False)
+    np.testing.assert_allclose(jf(v, x), f(v, x), rtol=1e-12)
+    lines = _loop_lines(jf.lower(v, x).source)
+    inner = next(i for i, line in enumerate(lines) if line.strip().startswith("for i1"))
+    assert any("tanh" in line for line in lines[:inner])       # in the row loop
+    assert not any("tanh" in line for line in lines[inner:])   # not per element

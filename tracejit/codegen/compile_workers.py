@@ -125,6 +125,8 @@ class _Pool:
             self.closed = True
             for w in self.workers:
                 w.close()
+            for w in self.workers:
+                w.proc.wait()            # no compile is in flight: it exits on end of input
 
 
 _pool = _Pool()

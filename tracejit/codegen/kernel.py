@@ -275,7 +275,10 @@ class LoopKernel(Reductions, MatmulKernel):
             # The epilogue reads the product only at its own element: each block runs it on
             # the block it multiplied (parallel_gemm).
             epilogue = body
-        body = loops + [pad + b for b in body] if body and not epilogue else []
+        if body and loops and not epilogue and g.head is None and not g.axes:
+            body = _nest(body, loops, [f"i{d}" for d in range(len(g.space))])
+        else:
+            body = loops + [pad + b for b in body] if body and not epilogue else []
         pre = self.matmul_prelude(onames, epilogue) if g.head is not None else []
         if g.head is not None and body:
             self.splittable = False     # loops after the product read all of it: one call
@@ -291,6 +294,31 @@ class LoopKernel(Reductions, MatmulKernel):
         return KernelSpec(function_source(params, body), list(self.inputs), outs,
                           list(self.scalars), self.sizes, parallel, self.work, self.span,
                           self.min_block)
+
+_DEFINES = re.compile(r"(\w+) = ")
+
+
+def _nest(lines: list, loops: list, loop_vars: list) -> list:
+    """``lines`` inside the perfectly nested ``loops``, each just inside the outermost loop
+    that covers every loop index it uses (through the temporaries it reads): a value that
+    depends on the rows only (``np.tanh(v)[:, None] + x``) is computed once per row, as NumPy
+    computes it, not once per element."""
+    level: dict = {}
+    placed: list = [[] for _ in loops]
+    for line in lines:
+        m = _DEFINES.match(line)
+        used = _TOKEN.findall(line[m.end():] if m else line)
+        k = max([loop_vars.index(t) if t in loop_vars else level.get(t, 0) for t in used],
+                default=0)
+        if m:
+            level[m.group(1)] = k
+        placed[k].append(line)
+    out = []
+    for k, header in enumerate(loops):
+        out.append(header)
+        out.extend("    " * (k + 1) + line for line in placed[k])
+    return out
+
 
 def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
     if group.kind in ("loop", "matmul"):
