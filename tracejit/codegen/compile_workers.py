@@ -96,6 +96,7 @@ class _Pool:
 
     def __init__(self):
         self.workers: list[Worker] = []
+        self.retired: list[Worker] = []
         self.lock = threading.Lock()
         self.busy = 0
         self.idle = threading.Condition(self.lock)
@@ -111,6 +112,7 @@ class _Pool:
             for w in self.workers:
                 if w.root != root:            # config.cache_dir changed since it started
                     w.close()
+            self.retired += [w for w in self.workers if not w.alive]   # waited for at exit
             self.workers = [w for w in self.workers if w.alive]
             while len(self.workers) < n:
                 self.workers.append(Worker())
@@ -125,7 +127,7 @@ class _Pool:
             self.closed = True
             for w in self.workers:
                 w.close()
-            for w in self.workers:
+            for w in self.workers + self.retired:
                 w.proc.wait()            # no compile is in flight: it exits on end of input
 
 
