@@ -4,6 +4,8 @@ for every element (NPBench's go_fast: 2900x slower than NumPy)."""
 import numpy as np
 
 import tracejit
+from tracejit.driver import compile_function
+from tracejit.ir import interpret, parse
 
 
 def _go_fast(a):
@@ -57,3 +59,19 @@ def test_a_value_of_the_rows_alone_is_computed_once_per_row():
     inner = next(i for i, line in enumerate(lines) if line.strip().startswith("for i1"))
     assert any("tanh" in line for line in lines[:inner])       # in the row loop
     assert not any("tanh" in line for line in lines[inner:])   # not per element
+
+
+def test_an_accumulator_is_updated_in_the_innermost_loop_even_over_no_axes():
+    # Found by the random-program suite: a reduction over no axes keeps its accumulator in the
+    # loop nest; placing its start in an outer loop carried a running max along the rows.
+    fn = parse("""
+    func @f(%a: f64[2,3,3], %b: bool[2,3,3], %c: f64[2,3,3]) -> (f64[2,3,3]) {
+      %0 = where %b, %a, %c : f64[2,3,3]
+      %1 = reduce_max %0 axes=[] : f64[2,3,3]
+      return %1
+    }""")
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal((2, 3, 3)), rng.random((2, 3, 3)) > 0.5,
+            np.full((2, 3, 3), -0.5)]
+    (got,) = compile_function(fn, "numba", tiered=False)(args)
+    np.testing.assert_array_equal(got, interpret(fn, args)[0])

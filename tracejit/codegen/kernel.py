@@ -275,7 +275,7 @@ class LoopKernel(Reductions, MatmulKernel):
             # The epilogue reads the product only at its own element: each block runs it on
             # the block it multiplied (parallel_gemm).
             epilogue = body
-        if body and loops and not epilogue and g.head is None and not g.axes:
+        if body and loops and not epilogue and g.head is None and not g.reductions:
             body = _nest(body, loops, [f"i{d}" for d in range(len(g.space))])
         else:
             body = loops + [pad + b for b in body] if body and not epilogue else []
@@ -305,11 +305,16 @@ def _nest(lines: list, loops: list, loop_vars: list) -> list:
     computes it, not once per element."""
     level: dict = {}
     placed: list = [[] for _ in loops]
+    defined = [m.group(1) for m in map(_DEFINES.match, lines) if m]
+    # A name assigned twice (an accumulator) is updated in the innermost loop: keep it there.
+    updated = {n for n in defined if defined.count(n) > 1}
     for line in lines:
         m = _DEFINES.match(line)
         used = _TOKEN.findall(line[m.end():] if m else line)
         k = max([loop_vars.index(t) if t in loop_vars else level.get(t, 0) for t in used],
                 default=0)
+        if m and m.group(1) in updated:
+            k = len(loops) - 1
         if m:
             level[m.group(1)] = k
         placed[k].append(line)

@@ -10,11 +10,12 @@ at trace time instead of computing something else.
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
 
 from ..errors import unsupported
-from . import (arithmetic, einsum, gather, indexing, joining, lifting, linalg,
+from . import (arithmetic, einsum, gather, indexing, joining, lifting, linalg, ranges,
                math_functions, reductions, shapes)
 
 UFUNCS = {
@@ -91,6 +92,7 @@ FUNCTIONS = {
     np.broadcast_arrays: shapes.broadcast_arrays,
     np.flip: lambda m, axis=None: shapes.flip(m, axis),
     np.fliplr: lambda m: shapes.flip(m, 1), np.flipud: lambda m: shapes.flip(m, 0),
+    np.rot90: shapes.rot90, np.append: joining.append, np.linspace: ranges.linspace,
     np.pad: lambda array, pad_width, mode="constant", **kw: shapes.pad(
         array, pad_width, mode, kw.get("constant_values", 0)),
     np.zeros_like: shapes.filled_like(0), np.ones_like: shapes.filled_like(1),
@@ -143,8 +145,27 @@ FUNCTIONS = {
 _OUT_HINT = "assign the result instead (y = {}(...)); in-place updates come later"
 
 
+# SciPy's special functions that are NumPy ufuncs reach __array_ufunc__ too. They are looked up
+# by name in scipy.special (which the user's code has imported) and checked by identity, so
+# tracejit does not import SciPy to trace NumPy code.
+SCIPY_SPECIAL = {"expit": math_functions.sigmoid, "logit": math_functions.logit,
+                 "erf": math_functions.erf}
+
+
+def _ufunc(ufunc):
+    """The implementation of a ufunc and the name errors call it by."""
+    fn = UFUNCS.get(ufunc)
+    if fn is not None:
+        return fn, f"np.{ufunc.__name__}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
+        return SCIPY_SPECIAL.get(ufunc.__name__), f"scipy.special.{ufunc.__name__}"
+    return None, f"np.{ufunc.__name__}"
+
+
 def handle_ufunc(ufunc, method, inputs, kwargs):
-    name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    fn, name = _ufunc(ufunc)
+    name += "" if method == "__call__" else f".{method}"
     out = kwargs.get("out")     # NumPy passes a positional out here too, as a tuple
     if any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
         raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
@@ -159,14 +180,13 @@ def handle_ufunc(ufunc, method, inputs, kwargs):
         out = UFUNC_REDUCE[ufunc](x, axis=kwargs.get("axis", 0),
                                   keepdims=kwargs.get("keepdims", False))
         return out if dtype is None else lifting.astype(out, dtype)
-    fn = UFUNCS.get(ufunc)
     if method == "outer" and fn is not None and len(inputs) == 2:
         a, b = lifting.lift_all(*inputs)
         return fn(lifting.reshape(a, a.shape + (1,) * b.ndim), b)
     if method != "__call__":
         raise unsupported(name, "write it with supported NumPy functions, or open an issue")
     if fn is None:
-        raise unsupported(f"the NumPy function {name}",
+        raise unsupported(f"the function {name}",
                           "write it with supported NumPy functions, or open an issue")
     if dtype is not None and ufunc.nout == 1 and ufunc.types and "?" not in ufunc.types[0][-1:]:
         # NumPy computes in the requested dtype: cast the (non-Python-scalar) inputs first.

@@ -39,6 +39,8 @@ def getitem(x: Tracer, key):
     # Static boolean masks become integer indices; traced masks have a data-dependent shape.
     expanded = []
     for k in key:
+        if isinstance(k, range):
+            k = np.arange(k.start, k.stop, k.step)    # NumPy reads a range as a sequence
         if isinstance(k, (list, tuple)) and has_tracer(k):
             k = lift(k, x._trace)       # x[[i, j]] with traced i, j: an index array
         if isinstance(k, Tracer) and k.dtype == np.bool_:

@@ -100,3 +100,10 @@ def array_split(ary, indices_or_sections, axis=0):
     n, k = x.shape[normalize_axis(axis, x.ndim)], int(indices_or_sections)
     sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
     return split(x, np.cumsum(sizes)[:-1].tolist(), axis)
+
+
+def append(arr, values, axis=None):
+    """np.append: flattened when ``axis`` is None, else a concatenate along it."""
+    if axis is None:
+        return concatenate([reshape(lift(arr), (-1,)), reshape(lift(values), (-1,))], 0)
+    return concatenate([lift(arr), lift(values)], axis)

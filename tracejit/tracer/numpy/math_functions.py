@@ -53,6 +53,12 @@ erf = _float_unary(ops.erf, "erf")
 sigmoid = _float_unary(ops.logistic, "sigmoid")
 
 
+def logit(p):
+    """scipy.special.logit: log(p / (1 - p))."""
+    p = convert(lift(p), float_result(p))
+    return log(true_divide(p, subtract(np.asarray(1, dt(p).np), p)))
+
+
 def log2(x):
     y = log(x)
     return multiply(y, np.asarray(1 / math.log(2), dt(y).np))

@@ -70,6 +70,24 @@ def flip(x, axis=None):
     return emit(x._trace, ops.rev, [x], weak=x._weak, dims=axes)
 
 
+def rot90(m, k=1, axes=(0, 1)):
+    """np.rot90: flips and a transpose, as NumPy writes it."""
+    m = lift(m)
+    if len(axes) != 2:
+        raise numpy_error(ValueError, "len(axes) must be 2.", "pass two axes")
+    a0, a1 = (normalize_axis(a, m.ndim) for a in axes)
+    if a0 == a1:
+        raise numpy_error(ValueError, "Axes must be different.", "pass two different axes")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, a0), a1)
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    return transpose(flip(m, a1), perm) if k == 1 else flip(transpose(m, perm), a1)
+
+
 def slice_(x, starts, stops, steps) -> Tracer:
     x = lift(x)
     if tuple(starts) == (0,) * x.ndim and tuple(stops) == x.shape and set(steps) <= {1}:
