@@ -82,3 +82,17 @@ def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(workers, mon
     before = compile_workers.compiled_by_workers()
     _check(_four_kernels(3), _arguments())
     assert damaged and compile_workers.compiled_by_workers() == before
+
+
+def test_a_worker_that_cannot_start_costs_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "compile_workers", 1)
+    monkeypatch.setattr(compile_workers, "MIN_KERNELS", 2)
+
+    def no_interpreter(*args, **kwargs):
+        raise FileNotFoundError("no such interpreter")
+    monkeypatch.setattr(compile_workers.subprocess, "Popen", no_interpreter)
+    monkeypatch.setattr(compile_workers._pool, "workers", [])
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(4), _arguments())
+    assert compile_workers.compiled_by_workers() == before

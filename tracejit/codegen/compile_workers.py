@@ -115,7 +115,10 @@ class _Pool:
             self.retired += [w for w in self.workers if not w.alive]   # waited for at exit
             self.workers = [w for w in self.workers if w.alive]
             while len(self.workers) < n:
-                self.workers.append(Worker())
+                try:
+                    self.workers.append(Worker())
+                except OSError:           # no interpreter to start: compile here alone
+                    break
             return self.workers[:n]
 
     def shutdown(self):

@@ -203,8 +203,10 @@ class Job:
 
 
 def enabled() -> bool:
-    """TRACEJIT_NATIVE_HANDOFF=0 runs parallel kernels on threads.py's pool instead."""
-    return os.environ.get("TRACEJIT_NATIVE_HANDOFF", "1").strip() not in ("0", "false", "no")
+    """TRACEJIT_NATIVE_HANDOFF=0 runs parallel kernels on threads.py's pool instead, as does
+    Windows (the workers' spin-wait calls POSIX ``sched_yield``)."""
+    return os.name == "posix" and os.environ.get("TRACEJIT_NATIVE_HANDOFF", "1").strip() not in (
+        "0", "false", "no")
 
 
 class NativePool:
