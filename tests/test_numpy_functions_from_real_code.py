@@ -67,3 +67,31 @@ def test_scipy_special_functions_match_scipy_with_their_gradients(name):
 def test_an_unsupported_scipy_function_is_named_by_its_scipy_name():
     with pytest.raises(TypeError, match="scipy.special.gammaln"):
         tracejit.jit(lambda x: scipy.special.gammaln(x), tiered=False)(np.ones(3))
+
+
+@pytest.mark.parametrize("window,axis", [(3, None), ((2, 3), None), (2, 1), ((2, 2), (0, -1)),
+                                         (5, -1)])
+def test_sliding_window_view_matches_numpy(window, axis):
+    x = RNG.standard_normal(6) if np.ndim(window) == 0 and axis is None else X[0]
+    view = np.lib.stride_tricks.sliding_window_view
+    f = tracejit.jit(lambda x: view(x, window, axis), tiered=False)
+    np.testing.assert_array_equal(f(x), view(x, window, axis))
+
+
+def test_sliding_window_view_gradient_counts_each_element_once_per_window():
+    view = np.lib.stride_tricks.sliding_window_view
+    g = tracejit.grad(lambda x: view(x, 3).sum())(np.zeros(6))
+    np.testing.assert_array_equal(g, [1, 2, 3, 3, 2, 1])
+
+
+def test_as_strided_is_refused_pointing_to_sliding_window_view():
+    with pytest.raises(TypeError, match="sliding_window_view"):
+        tracejit.jit(lambda x: np.lib.stride_tricks.as_strided(x, (3, 3), (8, 8)),
+                     tiered=False)(np.ones(5))
+
+
+def test_comparing_a_traced_array_with_a_string_is_refused_naming_the_line():
+    with pytest.raises(TypeError, match=r"the string 'relu'") as info:
+        tracejit.jit(lambda x: x == "relu", tiered=False)(np.ones(3))
+    assert "test_numpy_functions_from_real_code.py:" in str(info.value)
+    assert "static argument" in str(info.value)

@@ -114,6 +114,11 @@ def array_conversion_error() -> TracerError:
         if not frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
             numpy_fn = frame.f_code.co_name      # the outermost NumPy frame: what was called
         frame = frame.f_back
+    if numpy_fn == "as_strided":
+        return unsupported("np.lib.stride_tricks.as_strided (a view of raw memory, which a "
+                           "traced array does not have)",
+                           "use np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)"
+                           " for sliding windows")
     if numpy_fn is not None and not numpy_fn.startswith("_"):
         return unsupported(f"np.{numpy_fn} of a list or tuple holding traced values (NumPy "
                            "converts the list with np.asarray, which needs concrete values, "

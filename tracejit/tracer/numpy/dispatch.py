@@ -93,6 +93,7 @@ FUNCTIONS = {
     np.flip: lambda m, axis=None: shapes.flip(m, axis),
     np.fliplr: lambda m: shapes.flip(m, 1), np.flipud: lambda m: shapes.flip(m, 0),
     np.rot90: shapes.rot90, np.append: joining.append, np.linspace: ranges.linspace,
+    np.lib.stride_tricks.sliding_window_view: gather.sliding_window_view,
     np.pad: lambda array, pad_width, mode="constant", **kw: shapes.pad(
         array, pad_width, mode, kw.get("constant_values", 0)),
     np.zeros_like: shapes.filled_like(0), np.ones_like: shapes.filled_like(1),

@@ -18,7 +18,7 @@ from ..tracer import Tracer
 from .arithmetic import add, clip, greater_equal, less, logical_and, multiply, remainder, where
 from .lifting import broadcast_to, convert, emit, lift, reshape
 from .rules import broadcast_shapes, dt, normalize_axis
-from .shapes import iota, transpose
+from .shapes import iota, moveaxis, transpose
 
 
 def take(x, indices, axis=None, mode="raise"):
@@ -178,4 +178,30 @@ def roll(a, shift, axis=None):
         n = x.shape[ax]
         if n:
             x = take(x, (np.arange(n) - int(sh)) % n, ax)
+    return x
+
+
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """np.lib.stride_tricks.sliding_window_view: a gather of every window (a copy, not a view:
+    traced arrays have no strides), the window dims last, as NumPy's."""
+    x = lift(x)
+    window = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
+    axes = (tuple(range(x.ndim)) if axis is None
+            else (axis,) if np.ndim(axis) == 0 else tuple(axis))
+    if len(axes) != len(window):
+        raise numpy_error(ValueError, "Must provide matching length window_shape and axis; "
+                          f"got {len(window)} window_shape elements and {len(axes)} axes "
+                          "elements.", "give one window size per axis")
+    if writeable:
+        raise unsupported("sliding_window_view(..., writeable=True)",
+                          "build the result you need from the windows instead")
+    axes = [normalize_axis(a, x.ndim) for a in axes]     # of the input, before windows
+    for w, a in zip(window, axes):
+        n = x.shape[a]
+        if w < 0 or w > n:
+            raise numpy_error(ValueError, "window shape cannot be larger than input array "
+                              "shape", "use a window no longer than the axis")
+        starts = np.arange(n - w + 1)[:, None] + np.arange(w)[None, :]
+        x = take(x, starts, axis=a)                      # (..., n - w + 1, w, ...)
+        x = moveaxis(x, a + 1, -1)
     return x

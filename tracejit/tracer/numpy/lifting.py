@@ -13,11 +13,11 @@ import numpy as np
 
 from ...ir import dtypes, ops
 from ...ir.dtypes import DType
-from ..errors import numpy_error, unsupported
+from ..errors import numpy_error
 from ..trace_state import Trace, check_alive, current_trace
 from ..tracer import Tracer
 from .rules import (abstract, broadcast_shapes, constant_dtype, dt, has_tracer, normalize_axis,
-                    requested_dtype, result_dtype, sequence_dtype)
+                    operand_error, requested_dtype, result_dtype, sequence_dtype)
 
 
 def trace_of(*xs) -> Trace:
@@ -81,8 +81,7 @@ def lift(x, trace: Trace | None = None) -> Tracer:
             return stack([convert(lift(e, trace), d) for e in x]) if x else constant(
                 np.zeros(0), trace=trace)
         return constant(np.asarray(x), trace=trace)
-    raise unsupported(f"an operand of type {type(x).__name__}",
-                      "pass NumPy arrays, Python numbers or traced values")
+    raise operand_error(x)
 
 
 def lift_all(*xs) -> list[Tracer]:

@@ -66,8 +66,18 @@ def abstract(x) -> tuple[DType, bool]:
         x = np.asarray(x)
     if isinstance(x, (np.ndarray, np.generic)):
         return constant_dtype(x.dtype), False
-    raise unsupported(f"an operand of type {type(x).__name__}",
-                      "pass NumPy arrays, Python numbers or traced values")
+    raise operand_error(x)
+
+
+def operand_error(x):
+    """The error for an operand NumPy semantics cannot hold under tracing."""
+    if isinstance(x, (str, bytes)):
+        return unsupported(f"an operation of a traced array with the string {x!r} (NumPy "
+                           "compares every element with it, or refuses the operation)",
+                           "compare with numbers, or make the decision about strings "
+                           "outside the jitted function (a static argument)")
+    return unsupported(f"an operand of type {type(x).__name__}",
+                       "pass NumPy arrays, Python numbers or traced values")
 
 
 def result_dtype(*xs) -> DType:
