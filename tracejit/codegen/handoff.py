@@ -21,12 +21,13 @@ Here the whole hand-off runs without the GIL:
 from __future__ import annotations
 
 import os
+import textwrap
 import threading
 
 import numpy as np
 from numba import types
 
-from .threads import CHUNKS_PER_THREAD, default_threads
+from .threads import blocks, default_threads
 
 # Slots of the control array.
 SEQ, NEXT, DONE, TRAMP, BUF, FN, SPAN, NBLOCKS, BASE = range(9)
@@ -48,16 +49,16 @@ from tracejit.codegen.mathlib import bits_to_f32
 """
 
 # Runs the blocks of the published job below its end; shared by ``serve`` and ``post``.
-_BLOCKS = """
-            end = base + n
-            while True:
-                t = atomic_load(ctrl, {NEXT})
-                if t >= end:
-                    break
-                if atomic_claim(ctrl, {NEXT}, t):
-                    b = t - base
-                    call_address(tramp, (bufaddr, fn, b * span // n, (b + 1) * span // n))
-                    atomic_add(ctrl, {DONE}, 1)
+_BLOCKS = f"""\
+end = base + n
+while True:
+    t = atomic_load(ctrl, {NEXT})
+    if t >= end:
+        break
+    if atomic_claim(ctrl, {NEXT}, t):
+        b = t - base
+        call_address(tramp, (bufaddr, fn, b * span // n, (b + 1) * span // n))
+        atomic_add(ctrl, {DONE}, 1)
 """
 
 SERVE_SOURCE = _HEADER + f"""
@@ -77,7 +78,7 @@ def kernel(ctrl, state, last, pauses, yields):
             if atomic_load(ctrl, {SEQ}) != seq:
                 continue                      # a job was being published: read it again
             last = seq
-""" + _BLOCKS.format(NEXT=NEXT, DONE=DONE) + f"""
+""" + textwrap.indent(_BLOCKS, " " * 12) + f"""\
             spins = 0
         elif spins < pauses:
             spins += 1
@@ -108,10 +109,9 @@ def kernel(ctrl, buf, tramp, fn, span, n):
     atomic_store(ctrl, {NBLOCKS}, n)
     atomic_store(ctrl, {BASE}, base)
     atomic_add(ctrl, {SEQ}, 1)                # even: published
-    if True:
-""" + _BLOCKS.format(NEXT=NEXT, DONE=DONE) + f"""
+""" + textwrap.indent(_BLOCKS, " " * 4) + f"""\
     waited = 0
-    while atomic_load(ctrl, {DONE}) < base + n:
+    while atomic_load(ctrl, {DONE}) < end:
         if waited < {PAUSES}:
             waited += 1
             spin_pause()
@@ -235,8 +235,7 @@ class NativePool:
             wake.clear()
 
     def run(self, job: Job, args: tuple, span: int, min_block: int = 1):
-        most = max(1, span // max(min_block, 1))
-        n = min(self.threads, most)
+        n, chunks = blocks(self.threads, span, min_block)
         # One parallel call at a time: a call from another thread meanwhile runs serially.
         if n <= 1 or not self._lock.acquire(blocking=False):
             job.kernel(*args, 0, span)
@@ -248,8 +247,7 @@ class NativePool:
                     state[0] = 0
                     wake.set()
             buf = job.buffer(args)           # alive until every block is done
-            self.post(self.ctrl, buf, job.tramp, job.fn, span,
-                      min(most, n * CHUNKS_PER_THREAD))
+            self.post(self.ctrl, buf, job.tramp, job.fn, span, chunks)
         finally:
             self._lock.release()
 

@@ -54,11 +54,11 @@ class Program:
         # ready: they are loaded or compiled in the background once the first call has
         # returned (before, the compile took the GIL from the first call: chain 1.06 -> 1.45 s).
         self.runner = runner = handoff.Runner({}, pool)
-        helpers = _handoff_sources(plan)
-        if not helpers:
+        tramps = _trampolines(plan)
+        if not tramps:
             runner.ready.set()
-        self._handoff = None if not helpers else (
-            lambda: _in_background(lambda: _prepare_handoff(plan, self.modules, helpers, runner)))
+        self._handoff = None if not tramps else (
+            lambda: _in_background(lambda: _prepare_handoff(plan, self.modules, tramps, runner)))
         self.entry = _entry(plan, self.modules, runner)
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
@@ -152,17 +152,13 @@ def _compile_missing(sources: list, modules: list, signatures: list):
     compile_all(todo, compile_here, load_compiled)
 
 
-def _handoff_sources(plan: Plan) -> dict:
-    """The generated modules the native hand-off of the plan's parallel kernels needs (the
-    runtime and a trampoline per signature), each with its one signature."""
-    if not plan.parallel or not handoff.enabled():
+def _trampolines(plan: Plan) -> dict:
+    """The trampoline module's source of each parallel kernel the native hand-off can run
+    (kernel index -> source); empty when the hand-off is off."""
+    if not handoff.enabled():
         return {}
-    out = dict(handoff.RUNTIME_SIGNATURES)
-    for k in plan.parallel:
-        src = handoff.trampoline_source(plan.signatures[k])
-        if src is not None:
-            out[src] = handoff.TRAMPOLINE_SIGNATURE
-    return out
+    sources = {k: handoff.trampoline_source(plan.signatures[k]) for k in plan.parallel}
+    return {k: src for k, src in sources.items() if src is not None}
 
 
 _background: list = []
@@ -181,10 +177,12 @@ def _wait_for_background():
         thread.join()
 
 
-def _prepare_handoff(plan: Plan, modules: list, helpers: dict, runner):
-    """Load or compile the native hand-off's modules, then give ``runner`` a Job for each
-    parallel kernel that has a trampoline and an int64 C wrapper. Any failure leaves the
-    kernels on threads.py's pool."""
+def _prepare_handoff(plan: Plan, modules: list, tramps: dict, runner):
+    """Load or compile the native hand-off's modules (its runtime and the kernels'
+    trampolines), then give ``runner`` a Job for each parallel kernel that has an int64 C
+    wrapper. Any failure leaves the kernels on threads.py's pool."""
+    helpers = dict(handoff.RUNTIME_SIGNATURES)
+    helpers.update((src, handoff.TRAMPOLINE_SIGNATURE) for src in tramps.values())
     try:
         with cache.lock:
             helper_modules = [cache.load(src) for src in helpers]
@@ -197,11 +195,10 @@ def _prepare_handoff(plan: Plan, modules: list, helpers: dict, runner):
         native.serve = by_source[handoff.SERVE_SOURCE].kernel
         native.post = by_source[handoff.POST_SOURCE].kernel
         jobs = {}
-        for k in plan.parallel:
+        for k, src in tramps.items():
             sig, kernel = plan.signatures[k], modules[k].kernel
-            src = handoff.trampoline_source(sig)
             fn = handoff.wrapper_address(kernel, sig)
-            if src is None or fn is None:
+            if fn is None:
                 continue
             tramp = handoff.wrapper_address(by_source[src].kernel, handoff.TRAMPOLINE_SIGNATURE)
             if tramp is not None:

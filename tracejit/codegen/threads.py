@@ -35,6 +35,14 @@ def default_threads() -> int:
 
 
 CHUNKS_PER_THREAD = 1     # blocks per thread (more cut GEMMs too small: 1 measured best)
+
+
+def blocks(threads: int, span: int, min_block: int) -> tuple[int, int]:
+    """(threads to use, blocks to cut ``range(span)`` into): each block at least
+    ``min_block`` long (shared by this pool and handoff.py's)."""
+    most = max(1, span // max(min_block, 1))
+    n = min(threads, most)
+    return n, min(most, n * CHUNKS_PER_THREAD)
 SPIN_SECONDS = 100e-6     # how long the caller polls for the last blocks before it sleeps
 
 
@@ -86,15 +94,13 @@ class BlockPool:
             self._workers.append(q)
 
     def run(self, kernel, args: tuple, span: int, min_block: int = 1):
-        most = max(1, span // max(min_block, 1))
-        n = min(self.threads, most)
+        n, chunks = blocks(self.threads, span, min_block)
         # One parallel call at a time: a call from another thread meanwhile runs serially.
         if n <= 1 or not self._lock.acquire(blocking=False):
             kernel(*args, 0, span)
             return
         try:
             self._start()
-            chunks = min(most, n * CHUNKS_PER_THREAD)
             job = _Job(kernel, args, [(c * span // chunks, (c + 1) * span // chunks)
                                       for c in range(chunks)])
             for q in self._workers[:n - 1]:

@@ -16,7 +16,7 @@ from ..codegen.numpy_tier import NumpyProgram
 from ..config import config
 from ..ir import Function
 from .executable import Executable, Interpreted
-from .pipeline import fusion_of, mixed_plan, optimized_of, plan_of
+from .pipeline import mixed_plan, optimized_of, plan_of
 from .tiered import TieredProgram
 
 BACKENDS = ("numba", "numpy", "interpreter")
@@ -60,7 +60,7 @@ def _tiered_program(fn: Function):
     SciPy's BLAS took 0.45 s, a first call on the NumPy tier 0.08-0.15 s (CNN step: 0.84-0.96
     against 0.62-0.84 s)."""
     optimized = optimized_of(fn)
-    plan = Plan(fusion_of(fn, optimized))
+    plan = plan_of(fn, optimized)
     ready = _numba_program(fn, plan, in_process_only=True)
     if ready is not None:
         return ready

@@ -25,10 +25,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     start, stop = convert(start, ft), convert(stop, ft)
     div = (num - 1) if endpoint else num
     step = true_divide(subtract(stop, start), max(div, 1))
-    y = add(multiply(convert(iota((num,), 0, trace=start._trace), ft), step), start)
+    i = iota((num,), 0, trace=start._trace)
+    y = add(multiply(convert(i, ft), step), start)
     if endpoint and num > 1:
-        last = iota((num,), 0, trace=start._trace)
-        y = where(equal(last, np.int64(num - 1)), broadcast_to(stop, (num,)), y)
+        y = where(equal(i, np.int64(num - 1)), broadcast_to(stop, (num,)), y)
     if dtype is not None:
         y = astype(y, dtype)
     return (y, step) if retstep else y
