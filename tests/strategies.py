@@ -274,12 +274,14 @@ def _take(c):
     return x and c.emit(ops.take, [x, idx], axis=axis)
 
 
-def _scatter_add(c):
-    x, idx, axis = _index_operand(c, "if")
-    if x is None:
-        return None
-    upd_t = x.type.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
-    return c.emit(ops.scatter_add, [x, idx, c.operand(upd_t)], axis=axis)
+def _scatter(opdef, kinds):
+    def gen(c):
+        x, idx, axis = _index_operand(c, kinds)
+        if x is None:
+            return None
+        upd_t = x.type.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
+        return c.emit(opdef, [x, idx, c.operand(upd_t)], axis=axis)
+    return gen
 
 
 def _reduction(name):
@@ -309,6 +311,41 @@ def _cumsum(c):
     if x is None:
         return None
     return c.emit(ops.cumsum, [x], axis=c.draw(st.integers(0, x.type.ndim - 1)))
+
+
+def _along_axis(name, **attrs):
+    """An op along one axis (cumprod, sort, argsort), its other attributes drawn from lists."""
+    def gen(c):
+        x = c.pick(kinds_of(name), min_rank=1)
+        if x is None:
+            return None
+        drawn = {k: c.draw(st.sampled_from(v)) for k, v in attrs.items()}
+        return c.emit(OPS[name], [x], axis=c.draw(st.integers(0, x.type.ndim - 1)), **drawn)
+    return gen
+
+
+def _linalg(name):
+    """A linear algebra op on a batch of square matrices that LAPACK factors whatever the
+    program's inputs: a drawn constant, diagonally dominant (entries in [-1, 1], n + 1 added on
+    the diagonal), so solve and cholesky never meet a singular or indefinite matrix (nor
+    slogdet a singular one); a solve's right-hand side is any value (nan and inf included:
+    LAPACK's pivots come from the matrix alone)."""
+    def gen(c):
+        floats = dtypes_of("f", c.cfg["dtypes"])
+        if not floats:
+            return None
+        dt = as_dtype(c.draw(st.sampled_from(floats)))
+        batch = c.draw(shapes(max(c.cfg["max_rank"] - 2, 0), c.cfg["max_dim"]))
+        n = c.draw(st.integers(0, c.cfg["max_dim"]))
+        entries = st.floats(-1, 1, width=32 if dt.name == "float32" else 64)
+        value = c.draw(hnp.arrays(dt.np, batch + (n, n), elements=entries))
+        a = c.emit(ops.constant, [], value=(value + (n + 1) * np.eye(n)).astype(dt.np))
+        if name in ("cholesky", "slogdet"):
+            return c.emit(OPS[name], [a])
+        b = c.operand(TensorType(dt, batch + (n, c.draw(st.integers(0, 3)))))
+        attrs = {"lower": c.draw(st.booleans())} if name == "triangular_solve" else {}
+        return c.emit(OPS[name], [a, b], **attrs)
+    return gen
 
 
 def _matmul(c):
@@ -358,12 +395,16 @@ GENERATORS.update({
     "where": _where, "convert": _convert, "constant": _constant, "iota": _iota,
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
     "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate, "take": _take,
-    "scatter_add": _scatter_add, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
-    "matmul": _matmul, "cumsum": _cumsum, "debug_print": _debug_print,
+    "scatter_add": _scatter(ops.scatter_add, "if"), "scatter": _scatter(ops.scatter, "bif"), "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+    "matmul": _matmul, "cumsum": _cumsum, "cumprod": _along_axis("cumprod"),
+    "sort": _along_axis("sort", kind=["quicksort", "heapsort", "stable"]),
+    "argsort": _along_axis("argsort", kind=["quicksort", "heapsort", "stable"]),
+    "debug_print": _debug_print,
     "optimization_barrier": _optimization_barrier, "call": _call,
 })
 GENERATORS.update({n: _reduction(n) for n in ("reduce_sum", "reduce_prod", "reduce_max",
                                               "reduce_min")})
+GENERATORS.update({n: _linalg(n) for n in ("solve", "triangular_solve", "cholesky", "slogdet")})
 
 
 def _grow(c: _Ctx, n_ops: int):

@@ -21,7 +21,7 @@ LAYERS = [
     {"ir"},
     {"tracer", "codegen"},     # tracing and code generation know nothing of each other
     {"driver"},                # jit: cache key, passes, backend choice, tiers
-    {"autodiff", "debugging", "lax"},
+    {"autodiff", "debugging", "lax", "scipy"},
     {"nn", "optim"},
     {"__init__"},              # the public API: tracejit/__init__.py
     {"demo"},                  # an application (imports tracejit itself)

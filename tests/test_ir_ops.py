@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -103,6 +104,8 @@ UNARY = {
     "round": (np.round, "f32 f64", 0), "logical_not": (np.logical_not, "bool", 0),
     "isnan": (np.isnan, "f32 f64", 0), "isinf": (np.isinf, "f32 f64", 0),
     "isfinite": (np.isfinite, "f32 f64", 0),
+    "gammaln": (scipy.special.gammaln, "f32 f64", 0),
+    "digamma": (scipy.special.digamma, "f32 f64", 0),
 }
 COVERED.update(UNARY)
 
@@ -465,6 +468,41 @@ def test_cumsum_rejects(t, axis):
         rule(ops.cumsum, [t], axis=axis)
 
 
+@covers("cumprod")
+@pytest.mark.parametrize("dtype", ["i32", "i64", "f32", "f64"])
+@given(data=st.data())
+def test_cumprod_matches_numpy_in_the_operands_dtype(dtype, data):
+    x = data.draw(arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                 max_side=4)))
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    with np.errstate(all="ignore"):
+        want = np.multiply.accumulate(x, axis=axis, dtype=x.dtype)
+    assert_same(run(ops.cumprod, [x], axis=axis), want)
+
+
+@covers("sort", "argsort")
+@pytest.mark.parametrize("dtype", ["bool", "i32", "f32", "f64"])
+@given(data=st.data())
+def test_sort_and_argsort_match_numpy_ties_and_nan_included(dtype, data):
+    few = st.sampled_from([0.0, -0.0, 1.5, np.nan, -np.inf]) if "f" in dtype else None
+    x = data.draw(arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                                 max_side=5), few))
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    kind = data.draw(st.sampled_from(["quicksort", "heapsort", "stable"]))
+    assert_same(run(ops.sort, [x], axis=axis, kind=kind), np.sort(x, axis, kind=kind))
+    assert_same(run(ops.argsort, [x], axis=axis, kind=kind),
+                np.argsort(x, axis, kind=kind).astype(np.int64))
+
+
+@pytest.mark.parametrize("opdef", [ops.sort, ops.argsort])
+@pytest.mark.parametrize("t,attrs", [(T("f32", ()), dict(axis=0, kind="stable")),
+                                     (T("f32", (3,)), dict(axis=1, kind="stable")),
+                                     (T("i32", (3,)), dict(axis=0, kind="mergesort"))])
+def test_sort_rejects(opdef, t, attrs):
+    with pytest.raises(IRTypeError):
+        rule(opdef, [t], **attrs)
+
+
 def _pad_reference(x, value, low, high, interior):
     shape = [lo + hi + n + max(n - 1, 0) * it for n, lo, hi, it in zip(x.shape, low, high,
                                                                          interior)]
@@ -567,6 +605,22 @@ def test_scatter_add_accumulates_repeated_indices(dtype, data):
         dst = (slice(None),) * axis + (idx[j],)
         want[dst] += src
     assert_same(run(ops.scatter_add, [x, idx, upd], axis=axis), want)
+
+
+@covers("scatter")
+@pytest.mark.parametrize("dtype", ["i64", "f64", "bool"])
+@given(data=st.data())
+def test_scatter_overwrites_in_order_so_a_repeated_index_keeps_its_last_write(dtype, data):
+    x = data.draw(arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1,
+                                                 max_side=3)))
+    axis = data.draw(st.integers(0, x.ndim - 1))
+    idx = data.draw(arrays("i64", hnp.array_shapes(min_dims=0, max_dims=2, max_side=3),
+                           st.integers(0, x.shape[axis] - 1)))
+    upd = data.draw(arrays(dtype, x.shape[:axis] + idx.shape + x.shape[axis + 1:]))
+    want = x.copy()
+    for j in np.ndindex(idx.shape):  # reference: one write per index, in order
+        want[(slice(None),) * axis + (idx[j],)] = upd[(slice(None),) * axis + j]
+    assert_same(run(ops.scatter, [x, idx, upd], axis=axis), want)
 
 
 def test_scatter_add_rejects_updates_of_the_wrong_type():
@@ -734,3 +788,65 @@ def test_optimization_barrier_is_identity_without_aliasing(xs):
     for o, x in zip(outs, xs):
         assert_same(o, x)
         assert not np.shares_memory(o, x) or o.size == 0
+
+
+# -- linear algebra: np.linalg's results, batched; the right-hand side is always [..., n, k] ---
+
+def _spd(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    return (x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+@covers("solve", "triangular_solve", "cholesky", "slogdet")
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("batch", [(), (2,), (2, 1)])
+def test_linalg_ops_match_numpy_per_matrix_of_the_batch(dtype, batch):
+    rng = np.random.default_rng(len(batch))
+    np_dtype = as_dtype(dtype).np
+    a = _spd(rng, batch + (3, 3), np_dtype)
+    b = rng.standard_normal(batch + (3, 2)).astype(np_dtype)
+    tol = 1e-5 if dtype == "f32" else 1e-12
+    assert_same(run(ops.solve, [a, b]), np.linalg.solve(a, b), tol)
+    low = np.linalg.cholesky(a)
+    assert_same(run(ops.cholesky, [a]), low, tol)
+    sign, logdet = np.linalg.slogdet(a)
+    assert_same(run(ops.slogdet, [a]), np.stack([sign, logdet], -1), tol)
+    # only the named triangle is read: the other one is garbage here
+    garbage = low + np.triu(np.full((3, 3), 7.0, np_dtype), 1)
+    want = np.linalg.solve(low, b)
+    assert_same(run(ops.triangular_solve, [garbage, b], lower=True), want, 10 * tol)
+    upper = np.swapaxes(garbage, -1, -2)
+    assert_same(run(ops.triangular_solve, [upper, b], lower=False),
+                np.linalg.solve(np.swapaxes(low, -1, -2), b), 10 * tol)
+
+
+def test_linalg_ops_keep_numpys_special_results_and_errors():
+    assert_same(run(ops.slogdet, [np.zeros((1, 2, 2))]), np.array([[0.0, -np.inf]]))
+    assert_same(run(ops.slogdet, [np.zeros((1, 0, 0))]), np.array([[1.0, 0.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        run(ops.solve, [np.zeros((1, 2, 2)), np.ones((1, 2, 1))])
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        run(ops.cholesky, [-np.eye(2)[None]])
+    with np.errstate(all="ignore"):
+        x = run(ops.triangular_solve, [np.zeros((1, 2, 2)), np.ones((1, 2, 1))], lower=True)
+    assert np.isinf(x[0, 0, 0]) and np.isnan(x[0, 1, 0])    # no error: a zero pivot's inf
+
+
+@pytest.mark.parametrize("types", [
+    [T("f64", (3,)), T("f64", (3, 1))],            # a is not a matrix
+    [T("f64", (2, 3)), T("f64", (2, 1))],          # not square
+    [T("i64", (2, 2)), T("i64", (2, 1))],          # not float
+    [T("f64", (2, 2)), T("f32", (2, 1))],          # dtypes differ
+    [T("f64", (2, 2, 2)), T("f64", (3, 2, 1))],    # batches differ
+    [T("f64", (2, 2)), T("f64", (3, 1))]])         # n differs
+def test_solves_reject(types):
+    for opdef, attrs in ((ops.solve, {}), (ops.triangular_solve, {"lower": True})):
+        with pytest.raises(IRTypeError):
+            rule(opdef, types, **attrs)
+
+
+@pytest.mark.parametrize("t", [T("f64", (3,)), T("f64", (2, 3)), T("i32", (2, 2))])
+def test_factorizations_reject(t):
+    for opdef in (ops.cholesky, ops.slogdet):
+        with pytest.raises(IRTypeError):
+            rule(opdef, [t])

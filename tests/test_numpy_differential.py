@@ -12,8 +12,11 @@ from typing import Callable
 
 import numpy as np
 import pytest
+import scipy.special
 
 import tracejit
+from tracejit.scipy import special as tj_special
+from tracejit.scipy.stats import multivariate_normal, norm
 
 
 @dataclass
@@ -34,8 +37,18 @@ def case(make, dtypes=("float32", "float64")):
     return register
 
 
+# benchmarks/differential.py runs every case at realistic sizes by raising SCALE: each dim
+# above 1 that the helpers below make (and the cases' own `sized` shapes) is multiplied by it.
+# Size-1 dims stay 1 (squeeze). The tests run at SCALE = 1.
+SCALE = 1
+
+
+def sized(*shape):
+    return tuple(d * SCALE if d > 1 else d for d in shape)
+
+
 def randn(*shape):
-    return lambda dt, rng: rng.standard_normal(shape).astype(dt)
+    return lambda dt, rng: rng.standard_normal(sized(*shape)).astype(dt)
 
 
 def args(*makers):
@@ -43,16 +56,16 @@ def args(*makers):
 
 
 def labels(n, k, dtype=np.int64):
-    return lambda dt, rng: rng.integers(0, k, n).astype(dtype)
+    return lambda dt, rng: rng.integers(0, sized(k)[0], sized(n)).astype(dtype)
 
 
 def ints(*shape, lo=-20, hi=20, dtype=np.int64):
-    return lambda dt, rng: rng.integers(lo, hi, shape).astype(dtype)
+    return lambda dt, rng: rng.integers(lo, hi, sized(*shape)).astype(dtype)
 
 
 def nonzero_ints(*shape, dtype=np.int64):
     def make(dt, rng):
-        x = rng.integers(1, 9, shape) * rng.choice([-1, 1], shape)
+        x = rng.integers(1, 9, sized(*shape)) * rng.choice([-1, 1], sized(*shape))
         return x.astype(dtype)
     return make
 
@@ -169,12 +182,12 @@ def huber_loss(pred, target):
     return np.where(d < 1.0, 0.5 * d ** 2, d - 0.5).mean()
 
 
-@case(args(randn(4, 6), lambda dt, rng: rng.random((4, 6)) > 0.3))
+@case(args(randn(4, 6), lambda dt, rng: rng.random(sized(4, 6)) > 0.3))
 def dropout_with_mask(x, mask):
     return x * mask / 0.7, np.where(mask, x / (1 - 0.3), 0)
 
 
-@case(args(randn(8), lambda dt, rng: rng.random(8) > 0.5))
+@case(args(randn(8), lambda dt, rng: rng.random(sized(8)) > 0.5))
 def binary_cross_entropy(z, y):
     p = np.clip(1 / (1 + np.exp(-z)), 1e-7, 1 - 1e-7)
     return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
@@ -310,7 +323,7 @@ def cumulative_expressions(x):
     return lower @ x, (lower @ np.exp(x)) / np.arange(1, n + 1)
 
 
-@case(args(lambda dt, rng: (rng.random((3, 4)) + 0.1).astype(dt)))
+@case(args(lambda dt, rng: (rng.random(sized(3, 4)) + 0.1).astype(dt)))
 def unary_math(x):
     return (np.exp(x), np.log(x), np.sqrt(x), np.sin(x), np.cos(x), np.tan(x), np.arctan(x),
             np.arcsin(x / 2), np.arccos(x / 2), np.sinh(x), np.cosh(x), np.log2(x),
@@ -370,7 +383,8 @@ def int64_and_int32_with_python_ints(a, b):
     return a / 2, a + b, b + 7, b * 2 ** 20, b // 3, a * b, b / b.shape[0], b.sum(), b.mean()
 
 
-@case(args(lambda dt, rng: rng.random(6) > 0.5, lambda dt, rng: rng.random(6) > 0.5), INT_ONLY)
+@case(args(lambda dt, rng: rng.random(sized(6)) > 0.5, lambda dt, rng: rng.random(sized(6)) > 0.5),
+      INT_ONLY)
 def bool_arithmetic(p, q):
     return (p + q, p * q, p + 1, p * 2.5, p.sum(), p.mean(), p.astype(np.int32) - q,
             np.where(p, 1, 0), p == q, p > q, np.sum(p & q), p.any(), p.all())
@@ -461,6 +475,76 @@ def sequence_model_idioms(x, w, lengths):
     return (pooled, np.ones(4) @ x.transpose(0, 2, 1), np.einsum("bti,ij", x, w),
             np.stack(rows), [x[0, 0], x[1, 0]] + x[0, :2], len(x) * x.mean(axis=(1, 2)),
             np.linalg.norm(h, ord=2, axis=-1), x.astype(np.float32, copy=False))
+
+
+# --- issue 13: cumprod, sorting, np.gradient, pad modes, arrays from traced values ------------
+
+
+@case(args(randn(3, 5)))
+def cumprod_and_sorting(x):
+    # random normal data: no ties, so every argsort kind agrees with NumPy's default one
+    return (np.cumprod(x, axis=1), x.cumprod(), np.cumprod(x > 0, axis=0), np.sort(x),
+            np.sort(x, axis=0), np.sort(x, axis=None), np.argsort(x, axis=0), x.argsort(),
+            np.argsort(-x, kind="stable"), np.take_along_axis(x, np.argsort(x), axis=-1))
+
+
+@case(args(randn(4, 6)))
+def finite_differences(x):
+    # np.float64(0.1) is not weak: float32 data is differenced in float64, stored as float32
+    return (np.gradient(x, 0.5),
+            np.gradient(x, np.float64(0.1), np.array([0.0, 1.0, 3.0, 3.5, 5.0, 8.0]),
+                        edge_order=2))
+
+
+@case(args(randn(3, 4)))
+def pad_modes(x):
+    return (np.pad(x, 1, constant_values=((1, 2), (3, 4))), np.pad(x, (2, 1), mode="edge"),
+            np.pad(x, ((1, 5), (4, 2)), mode="reflect"), np.pad(x, 3, mode="symmetric"),
+            np.pad(x, ((0, 0), (5, 6)), mode="wrap"), np.pad(x, {1: (1, 2)}))
+
+
+@case(args(randn(3, 4)))
+def arrays_from_traced_values(x):
+    # np.array / np.asarray reach tracejit only with like= (NumPy dispatches them then)
+    return (np.array([x[0, 0], x[1, 1], 2.0], like=x), np.asarray(x, like=x),
+            np.array([[x[0, 0], x[0, 1]], [x[1, 0], x[1, 1]]], like=x), np.stack([x[0], x[1]]),
+            np.array(x[0], dtype=np.float64, ndmin=3, like=x))
+
+
+# --- issue 13: np.linalg's solvers; scipy.special and scipy.stats (through tracejit.scipy) -----
+
+
+def well_conditioned(*shape):
+    """Random matrices plus 3 on the diagonal: far from singular."""
+    def make(dt, rng):
+        s = sized(*shape)
+        return (rng.standard_normal(s) + 3 * np.eye(s[-1])).astype(dt)
+    return make
+
+
+@case(args(well_conditioned(3, 3), randn(3, 2), randn(3), well_conditioned(2, 3, 3)))
+def linalg_solvers(a, b, v, batch):
+    spd = a @ a.T + np.eye(3, dtype=a.dtype)
+    # float32 stays float32; an integer right-hand side makes it float64, as in NumPy
+    return (np.linalg.solve(a, b), np.linalg.solve(batch, v), np.linalg.inv(batch),
+            np.linalg.det(a), np.linalg.slogdet(batch), np.linalg.cholesky(spd),
+            np.linalg.cholesky(spd, upper=True), np.linalg.solve(a, np.arange(3)))
+
+
+@case(args(randn(3, 5)), dtypes=("float64",))
+def scipy_special_functions(x):
+    # float32 stays float32 in SciPy's ufuncs (tests/test_scipy_functions.py: logsumexp's)
+    lse = tj_special.logsumexp
+    return (scipy.special.gammaln(x), scipy.special.gammaln(x.astype(np.float32)),
+            scipy.special.digamma(4 * x), lse(x, axis=1), lse(np.where(x > 0, -np.inf, x)))
+
+
+@case(args(randn(4, 3), randn(3), randn(3, 3)), dtypes=("float64",))
+def scipy_stats_logpdfs(x, mu, m):
+    cov = m @ m.T + np.eye(3)
+    # float64 results, from float32 inputs too, as SciPy's; nan where the scale is negative
+    return (norm.logpdf(x), norm.logpdf(x.astype(np.float32), mu, scale=mu),
+            multivariate_normal.logpdf(x, mu, cov))
 
 
 PARAMS = [pytest.param(c, dt, id=f"{c.name}-{dt}") for c in CASES for dt in c.dtypes]

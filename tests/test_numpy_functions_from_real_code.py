@@ -65,8 +65,8 @@ def test_scipy_special_functions_match_scipy_with_their_gradients(name):
 
 
 def test_an_unsupported_scipy_function_is_named_by_its_scipy_name():
-    with pytest.raises(TypeError, match="scipy.special.gammaln"):
-        tracejit.jit(lambda x: scipy.special.gammaln(x), tiered=False)(np.ones(3))
+    with pytest.raises(TypeError, match="scipy.special.gamma"):
+        tracejit.jit(lambda x: scipy.special.gamma(x), tiered=False)(np.ones(3))
 
 
 @pytest.mark.parametrize("window,axis", [(3, None), ((2, 3), None), (2, 1), ((2, 2), (0, -1)),

@@ -27,7 +27,7 @@ def test_every_op_has_a_reference_implementation_and_a_category():
     for name, opdef in OPS.items():
         assert callable(opdef.impl) and callable(opdef.type_rule), name
         assert opdef.category in CATEGORIES, name
-        assert set(opdef.kinds) <= set("bif") and opdef.kinds, name
+        assert set(opdef.kinds) <= set("biuf") and opdef.kinds, name
 
 
 def test_every_differentiable_op_has_a_vjp_rule():
@@ -62,7 +62,8 @@ def test_every_op_has_a_real_codegen_rule():
 
 @pytest.mark.parametrize("category,kind", [
     ("layout", "index"), ("reduction", "reduce"), ("matmul", "matmul"), ("movement", "movement"),
-    ("gather", "kernel"), ("scatter", "kernel"), ("scan", "kernel")])
+    ("gather", "kernel"), ("scatter", "kernel"), ("scan", "kernel"), ("sort", "movement"),
+    ("linalg", "kernel")])
 def test_codegen_rule_kinds_follow_the_category(category, kind):
     for opdef in OPS.values():
         if opdef.category == category:
@@ -110,6 +111,14 @@ def handled_numpy_functions() -> set:
     return handled
 
 
+def _numpy_attr(name):
+    """np.<name>, a dotted name too (linalg.solve: np.linalg.solve); None if there is none."""
+    fn = np
+    for part in name.split("."):
+        fn = getattr(fn, part, None)
+    return fn
+
+
 def test_every_op_is_reachable_from_numpy_or_internal():
     handled = handled_numpy_functions()
     unreachable = []
@@ -120,7 +129,7 @@ def test_every_op_is_reachable_from_numpy_or_internal():
         if not opdef.numpy:
             unreachable.append(f"{name}: no numpy= names and not internal")
         for np_name in opdef.numpy:
-            fn = getattr(np, np_name, None)
+            fn = _numpy_attr(np_name)
             if fn is None or fn not in handled:
                 unreachable.append(f"{name}: np.{np_name} is not handled by the tracer")
     assert unreachable == []

@@ -4,15 +4,18 @@ tangent per operand, None where it is zero.
 
 Ops linear in some operands (layout ops, ``reduce_sum``, ``cumsum``, ``take``, ``scatter_add``,
 ``pad``, ``concatenate``, ``where``) apply themselves to the tangents: see :func:`linear`. Tie
-conventions match vjp_rules.py (ties of reduce_max/min share the tangent equally).
+conventions match vjp_rules.py (ties of reduce_max/min share the tangent equally); ``cumprod``
+is exact with zeros, ``sort`` gathers the tangent through the sorting permutation.
 """
 from __future__ import annotations
 
 from ..ir import ops
 from ..ir.registry import rule_table
+from ..tracer.numpy.arithmetic import where
+from ..tracer.numpy.gather import take_along_axis
 from ..tracer.numpy.lifting import astype
 from .build import add_any, expand, kept_dims, mask, op, sum_axes, zeros_like
-from .vjp_rules import prod_partial
+from .vjp_rules import cumprod_parts, prod_partial
 
 JVP_RULES, jvp_rule = rule_table()
 
@@ -35,6 +38,7 @@ for _opdef in (ops.broadcast_in_dim, ops.reshape, ops.transpose, ops.slice, ops.
     linear(_opdef)
 linear(ops.take, primal=(1,))
 linear(ops.scatter_add, primal=(1,))
+linear(ops.scatter, primal=(1,))
 linear(ops.where, primal=(0,))
 
 
@@ -57,6 +61,20 @@ jvp_rule(ops.reduce_min)(_extreme_jvp)
 @jvp_rule(ops.reduce_prod)
 def _(ts, x, out, axes):
     return sum_axes(ts[0] * prod_partial(x, axes), axes)
+
+
+@jvp_rule(ops.cumprod)
+def _(ts, x, out, axis):
+    (t,) = ts
+    before, first, safe, tail, head = cumprod_parts(x, axis)
+    t_first = expand(sum_axes(where(first, t, 0.0), [axis]), x.shape, kept_dims(x.ndim, [axis]))
+    running = op(ops.cumsum, where(before, t / safe, 0.0), axis=axis)
+    return where(before, out * running, head * t_first * tail)
+
+
+@jvp_rule(ops.sort)
+def _(ts, x, out, axis, kind):
+    return take_along_axis(ts[0], op(ops.argsort, x, axis=axis, kind=kind), axis)
 
 
 @jvp_rule(ops.matmul)

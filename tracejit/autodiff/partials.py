@@ -23,6 +23,7 @@ import numpy as np
 from ..ir import ops
 from ..ir.registry import rule_table
 from ..tracer.numpy.arithmetic import sign, where
+from ..tracer.errors import unsupported
 from ..tracer.numpy.shapes import full
 from .build import mask, op
 
@@ -81,6 +82,15 @@ def _(x, out): return [1 / (1 - x * x)]
 def _(x, out): return [(2 / math.sqrt(math.pi)) * np.exp(-(x * x))]
 @partials(ops.logistic)
 def _(x, out): return [out * (1 - out)]
+@partials(ops.gammaln)
+def _(x, out): return [op(ops.digamma, x)]
+
+
+@partials(ops.digamma)
+def _(x, out):
+    # trigamma (polygamma(1, x)) has no op yet: an error, never a silent zero
+    raise unsupported("the derivative of scipy.special.digamma (a second derivative of "
+                      "gammaln), which needs trigamma", "differentiate gammaln once only")
 
 
 # -- binary -------------------------------------------------------------------------------------

@@ -9,11 +9,15 @@ Conventions:
 - ``where`` routes the cotangent to the chosen branch; the condition has none.
 - ``convert`` converts the cotangent back (an integer or bool operand has none).
 - ``cumsum`` transposes to the reversed running sum of the cotangent.
+- ``cumprod`` is exact with zeros in the input (no division by a zero element).
+- ``sort`` scatters the cotangent back through the sorting permutation (argsort).
 - ``call`` (checkpoint) and ``optimization_barrier`` are handled in reverse.py.
 """
 from __future__ import annotations
 
-from ..ir import ops
+import numpy as np
+
+from ..ir import dtypes, ops
 from ..ir.registry import rule_table
 from ..tracer.numpy.arithmetic import where
 from ..tracer.numpy.lifting import astype, reshape
@@ -94,9 +98,75 @@ def _(ct, x, idx, upd, out, axis):
     return [ct, None, op(ops.take, ct, idx, axis=axis)]
 
 
+@vjp_rule(ops.scatter)
+def _(ct, x, idx, upd, out, axis):
+    # The overwritten slices of x get no gradient; an update gets its slice's cotangent only
+    # if it was the last write there (a repeated index keeps the last).
+    m, n = idx.size, x.shape[axis]
+    order = op(ops.reshape, op(ops.iota, shape=(m,), dim=0, dtype=dtypes.int64), shape=idx.shape)
+    flat_idx = op(ops.reshape, op(ops.convert, idx, dtype=dtypes.int64), shape=(m,))
+    owner = op(ops.scatter, op(ops.broadcast_in_dim, scalar(-1, np.int64), shape=(n,), dims=()),
+               flat_idx, op(ops.reshape, order, shape=(m,)), axis=0)
+    last = op(ops.eq, op(ops.take, owner, idx, axis=0), order)
+    kept = op(ops.broadcast_in_dim, last, shape=upd.shape,
+              dims=tuple(range(axis, axis + idx.ndim)))
+    return [op(ops.scatter, ct, idx, zeros_like(upd), axis=axis), None,
+            op(ops.where, kept, op(ops.take, ct, idx, axis=axis), zeros_like(upd))]
+
+
 @vjp_rule(ops.cumsum)
 def _(ct, x, out, axis):
     return [op(ops.rev, op(ops.cumsum, op(ops.rev, ct, dims=[axis]), axis=axis), dims=[axis])]
+
+
+def cumprod_parts(x, axis):
+    """What cumprod's derivatives need, exact when x holds zeros. Along the axis, with z the
+    first zero: d out_k / d x_i is out_k / x_i for i < z (``before``; ``safe`` is x there, 1
+    elsewhere); for i = z (``first``) it is ``head`` (the product of x before z) times
+    ``tail``_k (the running product of x after z, 1 up to z); for i > z it is 0."""
+    zero = x == 0.0
+    seen = op(ops.cumsum, mask(zero, x), axis=axis)      # zeros up to and including here
+    before, first = seen == 0.0, zero & (seen == 1.0)
+    safe = where(before, x, 1.0)
+    tail = op(ops.cumprod, where(before | first, 1.0, x), axis=axis)
+    head = expand(op(ops.reduce_prod, safe, axes=[axis]), x.shape, kept_dims(x.ndim, [axis]))
+    return before, first, safe, tail, head
+
+
+@vjp_rule(ops.cumprod)
+def _(ct, x, out, axis):
+    before, first, safe, tail, head = cumprod_parts(x, axis)
+    later = op(ops.rev, op(ops.cumsum, op(ops.rev, ct * out, dims=[axis]), axis=axis),
+               dims=[axis])                              # sum over k >= i of ct_k out_k
+    at_first = expand(sum_axes(where(before, 0.0, ct * tail), [axis]), x.shape,
+                      kept_dims(x.ndim, [axis]))
+    return [where(before, later / safe, where(first, head * at_first, 0.0))]
+
+
+def scatter_along_axis(ct, perm, axis):
+    """The transpose of take_along_axis(x, perm, axis): each ct[..., k, ...] is added into
+    x[..., perm[..., k], ...], through one scatter_add on the flattened array."""
+    last = ct.ndim - 1
+    if axis != last:
+        order = [d for d in range(ct.ndim) if d != axis] + [axis]
+        back = [order.index(d) for d in range(ct.ndim)]
+        moved = scatter_along_axis(op(ops.transpose, ct, perm=order),
+                                   op(ops.transpose, perm, perm=order), last)
+        return op(ops.transpose, moved, perm=back)
+    if ct.size == 0:
+        return ct
+    n = ct.shape[-1]
+    rows = op(ops.iota, shape=(ct.size // n, n), dim=0, dtype=perm.dtype)
+    index = reshape(reshape(perm, (-1, n)) + rows * n, (-1,))
+    flat = op(ops.scatter_add, zeros_like(reshape(ct, (-1,))), index, reshape(ct, (-1,)),
+              axis=0)
+    return reshape(flat, ct.shape)
+
+
+@vjp_rule(ops.sort)
+def _(ct, x, out, axis, kind):
+    # Ties are equal values, so any sorting permutation routes the cotangent correctly.
+    return [scatter_along_axis(ct, op(ops.argsort, x, axis=axis, kind=kind), axis)]
 
 
 @vjp_rule(ops.reduce_sum)

@@ -10,7 +10,8 @@ code generator and checks that every op has a rule that is a real callable:
 - ``reduce``: reductions, as accumulators inside a loop nest (codegen/reduction.py)
 - ``kernel``: ops with their own loop structure (codegen/templates.py)
 - ``matmul``: the BLAS call of a matmul group (codegen/matmul.py)
-- ``movement``: ops that only move data, done by NumPy in the program (codegen/movement.py)
+- ``movement``: ops that only move data, done by NumPy in the program (codegen/movement.py),
+  and sort/argsort, which NumPy's vectorized sorts do several times faster than a kernel
 - ``plan``: ops the executable plan handles itself (constants, barriers, debug_print, and
   ``call``, which passes.inline_calls removes first) (codegen/plan.py)
 """
@@ -169,6 +170,14 @@ def _(op, a, b):
     return f"{np_name(_t(op))}(math.{fn}({a}, {b}))"
 
 
+@emit(ops.gammaln, ops.digamma)
+def _(op, a):
+    """SciPy's algorithms in float64 (mathlib.py); float32 rounds the result, as SciPy does."""
+    fn = "gammaln64" if op.opdef is ops.gammaln else "digamma64"
+    t = _t(op)
+    return f"{fn}({a})" if t.name == "float64" else f"{np_name(t)}({fn}(np.float64({a})))"
+
+
 @emit(ops.logaddexp)
 def _(op, a, b):
     return f"logaddexp{'32' if _t(op).name == 'float32' else '64'}({a}, {b})"
@@ -230,8 +239,16 @@ def _(op, a):
     if dst.is_bool:
         return f"({a} != 0)"
     if src.is_float and dst.is_int:
-        return f"f2i{'64' if dst.name == 'int64' else '32'}({a})"
+        return _FLOAT_TO_INT[dst.name].format(a)
     return f"{np_name(dst)}({a})"
+
+
+# float -> int as NumPy on x86 (see runtime.py): the narrow ones through int32, as C does;
+# out-of-range values are undefined in NumPy, but never LLVM's poison here
+_FLOAT_TO_INT = {"int64": "f2i64({})", "int32": "f2i32({})", "int16": "np.int16(f2i32({}))",
+                 "int8": "np.int8(f2i32({}))", "uint8": "np.uint8(f2i32({}))",
+                 "uint16": "np.uint16(f2i32({}))", "uint32": "np.uint32(f2i64({}))",
+                 "uint64": "f2u64({})"}
 
 
 def iota_expr(op, idx: tuple) -> str:

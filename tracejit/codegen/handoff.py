@@ -197,6 +197,8 @@ class Job:
                 vals.append(int(np.float32(a).view(np.int32)))
             elif dtype == "float64":
                 vals.append(int(np.float64(a).view(np.int64)))
+            elif dtype == "uint64":         # its bits: the trampoline's np.uint64 gives them back
+                vals.append(int(np.uint64(a).view(np.int64)))
             else:
                 vals.append(int(a))
         return np.array(vals, np.int64)

@@ -20,7 +20,7 @@ import re
 
 from ..ir import ops
 from ..ir.passes.fusion import FusionGroup, is_reduction, same_index
-from . import emitters, templates  # templates registers the "kernel" rules
+from . import emitters, linalg_kernels, templates  # these two register the "kernel" rules
 from .matmul import MATMUL_WORK, MatmulKernel
 from .reduction import Reductions
 from .source import HEADER, KernelSpec, function_source
@@ -330,7 +330,8 @@ def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
         return LoopKernel(group, par_min).generate()
     (op,) = group.ops
     kind, rule = emitters.RULES[op.opdef]
-    assert kind == "kernel", f"{op}: no kernel rule (see {templates.__name__})"
+    assert kind == "kernel", (f"{op}: no kernel rule (see {templates.__name__}, "
+                              f"{linalg_kernels.__name__})")
     return rule(op, group)
 
 

@@ -201,3 +201,71 @@ def radd(typingctx, a, b):
 def has_vector_minmax() -> bool:
     import llvmlite.binding as llvm
     return llvm.llvm_version_info >= (17,)
+
+
+# -- scipy.special's gammaln and digamma, in float64 (float32 kernels round the result, as
+# SciPy's float32 loops do) -----------------------------------------------------------------
+
+@njit
+def gammaln64(x):
+    """log|Gamma(x)|: libm's lgamma, with SciPy's values where they differ from C's: -inf at
+    -inf, and inf where 1/x overflows (|x| <= 2**-1024), SciPy's (cephes) value there."""
+    if x == -np.inf:
+        return x
+    if abs(x) <= 5.562684646268003e-309:
+        return np.inf
+    return math.lgamma(x)
+
+
+# The positive root of digamma as a sum of two doubles, and the Taylor coefficients of digamma
+# about it: c_k = (-1)**(k+1) * zeta(k+1, root) (Hurwitz zeta, computed with mpmath at 50
+# digits), so that digamma(root + t) = sum c_k t**k, relative error < 1e-17 for |t| <= 1/8.
+_DIGAMMA_ROOT_HI = 1.4616321449683622
+_DIGAMMA_ROOT_LO = 9.549995429965697e-17
+_DIGAMMA_TAYLOR = (
+    0.9676722454476212, -0.4427631689835921, 0.258499760955651, -0.16394270544240652,
+    0.10782405069126237, -0.07219956125645471, 0.04880428816414311, -0.03316112647484736,
+    0.022597648232218104, -0.01542476590494896, 0.010538791616612175, -0.007204534386356869,
+    0.004926781395729853, -0.003369801655439328, 0.002305126326734928, -0.0015769367714301972)
+# B_2k / (2k) for k = 1..8 (Bernoulli numbers): digamma(x) ~ log x - 1/(2x) - sum B_2k/(2k x^2k)
+_DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12,
+                       -3617 / 8160)
+
+
+@njit
+def digamma64(x):
+    """The digamma function psi(x) = d/dx log Gamma(x), with SciPy's special values (nan at the
+    poles x = 0, -1, -2, ... except psi(+-0) = -+inf, nan at -inf, inf at inf).
+
+    Negative x by reflection, psi(x) = psi(1 - x) - pi / tan(pi x), after reducing x to the
+    nearest integer's distance r (exact) so that tan(pi r) is accurate; x within 1/8 of the
+    positive root by the Taylor series about it (the other branches would cancel to an absolute
+    error there, not a relative one); otherwise the recurrence psi(x) = psi(x + 1) - 1/x up to
+    x >= 10, then the asymptotic series, whose next term is below 1e-17 there."""
+    if x != x or x == np.inf:
+        return x
+    if x == -np.inf:
+        return np.nan
+    if x == 0.0:
+        return math.copysign(np.inf, -x)
+    result = 0.0
+    if x < 0.0:
+        r = x - np.rint(x)
+        if r == 0.0:
+            return np.nan
+        result = -math.pi / math.tan(math.pi * r)
+        x = 1.0 - x
+    t = (x - _DIGAMMA_ROOT_HI) - _DIGAMMA_ROOT_LO
+    if abs(t) <= 0.125:
+        p = 0.0
+        for k in range(len(_DIGAMMA_TAYLOR) - 1, -1, -1):
+            p = (p + _DIGAMMA_TAYLOR[k]) * t
+        return result + p
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    s = 0.0
+    for k in range(len(_DIGAMMA_ASYMPTOTIC) - 1, -1, -1):
+        s = (s + _DIGAMMA_ASYMPTOTIC[k]) * z
+    return result + (math.log(x) - 0.5 / x - s)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
+import numpy as np
+
 from ..ir import ops
 from ..ir.passes.fusion import is_reduction
 from . import emitters
@@ -18,8 +20,6 @@ SUM_BLOCK = 1024      # elements of a float32 sum added in float32 before a floa
 
 
 def _init(kind: str, dtype) -> str:
-    big = {"float32": "np.inf", "float64": "np.inf", "int32": "2147483647",
-           "int64": "9223372036854775807", "bool": "True"}[dtype.name]
     if kind in ("reduce_sum",):
         return "0.0" if dtype.is_float else "0"
     if kind == "reduce_prod":
@@ -27,12 +27,16 @@ def _init(kind: str, dtype) -> str:
     if kind in ("reduce_max", "argmax"):
         if dtype.is_bool:
             return "False"
+        if dtype.is_unsigned:
+            return lit(dtype, 0)
         if dtype.is_int:
-            return f"{np_name(dtype)}(-{big} - 1)"
+            return f"{np_name(dtype)}(-{np.iinfo(dtype.np).max} - 1)"
         return f"{np_name(dtype)}(-np.inf)"
     if dtype.is_bool:
         return "True"
-    return f"{np_name(dtype)}({big})"
+    if dtype.is_int:
+        return f"{np_name(dtype)}({np.iinfo(dtype.np).max})"
+    return f"{np_name(dtype)}(np.inf)"
 
 
 def _combine(kind: str, dtype, acc: str, v: str) -> str:

@@ -90,6 +90,14 @@ def f2i32(x):
     return np.int32(-2147483648)
 
 
+@njit(inline="always")
+def f2u64(x):
+    """float -> uint64: exact in [0, 2**64); elsewhere as through int64 (no LLVM poison)."""
+    if x >= 0.0 and x < 1.8446744073709551616e19:
+        return np.uint64(x)
+    return np.uint64(f2i64(x))
+
+
 # -- allocation --------------------------------------------------------------------------------
 # First touching a large fresh buffer costs a page fault every 4 KiB; the arena (arena.py) asks
 # the kernel for transparent huge pages with madvise(MADV_HUGEPAGE) once per block.

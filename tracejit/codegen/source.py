@@ -10,9 +10,9 @@ HEADER = """import math
 import numpy as np
 from numba import njit
 from tracejit.codegen.mathlib import exp32, tanh32, logistic32, fmaximum, fminimum, radd
-from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts
+from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts, gammaln64, digamma64
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
-from tracejit.codegen.runtime import ifmod, logaddexp32, logaddexp64
+from tracejit.codegen.runtime import ifmod, logaddexp32, logaddexp64, f2u64
 from tracejit.codegen.blas import gemm
 """
 

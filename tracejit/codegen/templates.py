@@ -1,5 +1,6 @@
-"""Kernel sources for ops with their own loop structure (not fused): take, scatter_add and
-cumsum (pad and concatenate only move data: NumPy does them, movement.py). Like fused kernels
+"""Kernel sources for ops with their own loop structure (not fused): take, scatter_add, scatter and
+cumsum, cumprod (pad and concatenate only move data, and NumPy sorts faster than a kernel: NumPy
+does them, movement.py). Like fused kernels
 they take every size as a parameter, so they are shape-generic. Their parameters: input arrays
 ``a*``, the output ``o0``, sizes ``s*``. Each is the op's ``kernel`` rule in emitters.RULES."""
 from __future__ import annotations
@@ -61,7 +62,9 @@ def _gather_index(s, x, idx_rank, axis, op):
     where = f" at {op.loc}" if op.loc else ""
     msg = (f"tracejit: an index is out of bounds in indexing or np.take{where}: each index "
            "must lie in [-n, n) for an axis of size n")
-    return n, [f"t = a1[{_sub(js)}]", "if t < 0:", f"    t += {n}",
+    # unsigned indices as intp, like NumPy's (a uint64 2**64 - 1 is -1): no uint64 + int64
+    load = "np.int64({})" if op.operands[1].dtype.is_unsigned else "{}"
+    return n, [f"t = {load.format(f'a1[{_sub(js)}]')}", "if t < 0:", f"    t += {n}",
                f"if t < 0 or t >= {n}:", f"    raise IndexError({msg!r})"]
 
 
@@ -94,10 +97,27 @@ def _(op, group):
     return _finish(op, group, ["a0", "a1", "a2"], s, body)
 
 
-@template(ops.cumsum)
+@template(ops.scatter)
 def _(op, group):
-    """A serial running sum along the axis for each index of the other dims, added in the
-    result dtype (float32 in float32, ints wrapping) in order, like np.add.accumulate."""
+    """x with the slices at idx overwritten, in order (a repeated index keeps its last write,
+    as NumPy's assignment does): serial, like scatter_add."""
+    x, idx, upd = op.operands
+    axis, r = op.attrs["axis"], idx.type.ndim
+    s = _Sizes()
+    body = _copy_in(s, x.shape, lambda js: js)
+    names = [f"j{d}" for d in range(upd.type.ndim)]
+    _, check = _gather_index(s, x, r, axis, op)
+    dst = names[:axis] + ["t"] + names[axis + r:]
+    body += _nest(names, [s(n) for n in upd.shape],
+                  check + [f"o0[{_sub(dst)}] = a2[{_sub(names)}]"])
+    return _finish(op, group, ["a0", "a1", "a2"], s, body)
+
+
+@template(ops.cumsum, ops.cumprod)
+def _(op, group):
+    """A serial running sum (product) along the axis for each index of the other dims, in the
+    result dtype (float32 in float32, ints wrapping) in order, like np.add.accumulate
+    (np.multiply.accumulate)."""
     x = op.operands[0]
     axis, t = op.attrs["axis"], op.result.dtype
     s = _Sizes()
@@ -105,7 +125,7 @@ def _(op, group):
     outer = [d for d in range(x.type.ndim) if d != axis]
     n = s(x.shape[axis])
     first = [("0" if d == axis else names[d]) for d in range(x.type.ndim)]
-    step = f"acc + a0[{_sub(names)}]"
+    step = f"acc {'*' if op.opdef is ops.cumprod else '+'} a0[{_sub(names)}]"
     if t.is_int and t.name != "int64":
         step = f"{np_name(t)}({step})"
     inner = [f"if {n} > 0:", f"    acc = a0[{_sub(first)}]", f"    o0[{_sub(first)}] = acc",

@@ -1,8 +1,11 @@
-"""One cache entry of a jitted function: the trace and the program running it, and the
-results given back in the shape the user's function returned them."""
+"""One cache entry of a jitted function: the trace and the program running it, the results
+given back in the shape the user's function returned them, and the new values of arguments the
+function wrote into copied back into the caller's arrays (as running it eagerly would)."""
 from __future__ import annotations
 
-from ..tracer.pytree import unflatten
+import numpy as np
+
+from ..tracer.pytree import set_leaf, unflatten
 from ..tracer.trace_function import Traced
 
 
@@ -17,8 +20,13 @@ class CompiledEntry:
         self._out_tree = traced.out_tree
         self._repeats = list(traced.repeats.items())
         self._scalar = [r.type.shape == () for r in traced.function.results]
+        self._n = traced.n_results
+        self._written = list(zip(traced.written, traced.written_names))
+        self._stored = traced.stored
+        self._returns_written = list(traced.returns_written.items())
         # One array result (the common case): skip the pytree rebuild on every call.
-        self._single = traced.out_tree.kind == "leaf" and not self._scalar[0]
+        self._single = (traced.out_tree.kind == "leaf" and not self._scalar[0]
+                        and not self._written and not self._stored)
         self._guarded_of = self._guarded = None
 
     @property
@@ -33,18 +41,60 @@ class CompiledEntry:
                 self._guarded = None
             elif self._single:
                 self._guarded = lambda args: guarded(args)[0]
+            elif self._written:
+                self._guarded = lambda args: self._rebuild(self._write_back(args, guarded(args)))
             else:
                 self._guarded = lambda args: self._rebuild(guarded(args))
         return self._guarded
 
-    def __call__(self, leaves):
+    def __call__(self, leaves, tree=None):
         outs = self._run(leaves)
         if self._single:
             return outs[0]
+        if self._written:
+            outs = self._write_back(leaves, outs)
+        if self._stored:
+            self._store_into(tree, outs[self._n + len(self._written):])
         return self._rebuild(outs)
 
+    def _store_into(self, tree, values):
+        """The function replaced entries of dicts or lists among its arguments
+        (``state["m"] = v``): the caller's containers get the new values, as eagerly."""
+        for i, value in zip(self._stored, values):
+            set_leaf(tree, i, value[()] if value.ndim == 0 else value)
+
     def _rebuild(self, outs):
-        outs = [o[()] if s else o for o, s in zip(outs, self._scalar)]
+        outs = [o[()] if s else o for o, s in zip(outs[:self._n], self._scalar)]
         for i, j in self._repeats:
             outs[i] = outs[j]
         return unflatten(self._out_tree, outs)
+
+    def _write_back(self, leaves, outs):
+        """Copy the new values of written arguments into the caller's arrays (a Python number
+        or NumPy scalar is immutable: eagerly, the write rebound a local name)."""
+        new = outs[self._n:]
+        for (i, name), value in zip(self._written, new):
+            dst = leaves[i]
+            if not isinstance(dst, np.ndarray):
+                continue
+            if not dst.flags.writeable:
+                raise ValueError(f"assignment destination is read-only: the jitted function "
+                                 f"writes into its argument {name}, a read-only array; pass "
+                                 "a writeable copy (np.array(...)).")
+            for j, other in enumerate(leaves):
+                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(dst, other):
+                    raise ValueError(
+                        f"the jitted function writes into its argument {name}, which shares "
+                        "memory with another argument; tracejit traced them as separate "
+                        "arrays, so the result could differ from NumPy's. Pass a copy of one "
+                        "of them.")
+        for (i, _), value in zip(self._written, new):
+            if isinstance(leaves[i], np.ndarray):
+                np.copyto(leaves[i], value)
+        if self._returns_written:
+            outs = list(outs)
+            for r, k in self._returns_written:
+                dst = leaves[self._written[k][0]]
+                if isinstance(dst, np.ndarray):
+                    outs[r] = dst          # eagerly, the function returned the argument itself
+        return outs

@@ -96,7 +96,7 @@ class JittedFunction:
             with self._lock:
                 self._fast[tuple(map(fast_leaf_key, args))] = entry
             self._last = entry.guarded
-        return entry(leaves)
+        return entry(leaves, (dyn_args, dyn_kwargs))
 
     def _trace(self, static, dyn_args, dyn_kwargs) -> Traced:
         names = self._sig.arg_names
@@ -107,7 +107,7 @@ class JittedFunction:
 
         statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
-                     names, statics)
+                     names, statics, writes_back=True)
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
         for i, (k, leaf) in enumerate(zip(key[2], leaves)):
@@ -190,6 +190,6 @@ def make_ir(fn, static_argnums=None, static_argnames=None):
             return fn(*a2, **k2)
 
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(fn, "__name__", "fn"),
-                     sig.arg_names).function
+                     sig.arg_names, writes_back=True).function
 
     return build

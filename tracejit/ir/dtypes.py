@@ -15,7 +15,7 @@ import numpy as np
 class DType:
     name: str        # NumPy's name: "float32"
     short: str       # the IR text form: "f32"
-    kind: str        # "b" bool, "i" signed int, "f" float
+    kind: str        # NumPy's: "b" bool, "i" signed int, "u" unsigned int, "f" float
 
     @property
     def np(self) -> np.dtype:
@@ -27,7 +27,16 @@ class DType:
 
     @property
     def is_int(self) -> bool:
-        return self.kind == "i"
+        """Any integer, signed or unsigned."""
+        return self.kind in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
+
+    @property
+    def bits(self) -> int:
+        return self.np.itemsize * 8
 
     @property
     def is_bool(self) -> bool:
@@ -51,8 +60,14 @@ def register_dtype(name: str, short: str, kind: str) -> DType:
 
 
 bool_ = register_dtype("bool", "bool", "b")
+int8 = register_dtype("int8", "i8", "i")
+int16 = register_dtype("int16", "i16", "i")
 int32 = register_dtype("int32", "i32", "i")
 int64 = register_dtype("int64", "i64", "i")
+uint8 = register_dtype("uint8", "u8", "u")
+uint16 = register_dtype("uint16", "u16", "u")
+uint32 = register_dtype("uint32", "u32", "u")
+uint64 = register_dtype("uint64", "u64", "u")
 float32 = register_dtype("float32", "f32", "f")
 float64 = register_dtype("float64", "f64", "f")
 
@@ -90,7 +105,7 @@ def all_dtypes() -> list[DType]:
 
 
 # A weakly typed operand is a Python scalar (NEP 50): it takes the dtype of its partner.
-_WEAK_EXAMPLE = {"b": False, "i": 0, "f": 0.0}
+_WEAK_EXAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0}
 
 
 def weak_kind_of(value) -> str:
@@ -105,7 +120,7 @@ def weak_kind_of(value) -> str:
 
 def default_dtype_for_weak(kind: str) -> DType:
     """The dtype a Python scalar gets when nothing strong is beside it (like NumPy)."""
-    return {"b": bool_, "i": int64, "f": float64}[kind]
+    return {"b": bool_, "i": int64, "u": int64, "f": float64}[kind]
 
 
 def promote(*operands: tuple[DType, bool]) -> DType:
@@ -119,6 +134,6 @@ def promote(*operands: tuple[DType, bool]) -> DType:
         args.append(_WEAK_EXAMPLE[dt.kind] if weak else dt.np)
     if all(weak for _, weak in operands):
         # All Python scalars: NumPy would promote the Python types among themselves.
-        kinds = "bif"
+        kinds = "biuf"
         return default_dtype_for_weak(max((dt.kind for dt, _ in operands), key=kinds.index))
     return as_dtype(np.result_type(*args))

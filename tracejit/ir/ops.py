@@ -19,15 +19,15 @@ from .types import TensorType
 # ---------------------------------------------------------------------------------------------
 # Elementwise ops
 
-_NUMERIC = "if"      # dtype kinds: int and float
+_NUMERIC = "iuf"     # dtype kinds (NumPy's): signed and unsigned int, float
 _FLOAT = "f"
-_ANY = "bif"
-_INTLIKE = "bi"
+_ANY = "biuf"
+_INTLIKE = "biu"
 
 
 def _check_kinds(name: str, t: TensorType, kinds: str):
     if t.dtype.kind not in kinds:
-        allowed = {"f": "floating", "if": "numeric", "bi": "bool or integer", "b": "bool"}
+        allowed = {"f": "floating", "iuf": "numeric", "biu": "bool or integer", "b": "bool"}
         raise IRTypeError(
             f"{name} needs {allowed.get(kinds, kinds)} operands, got {t.dtype}")
 
@@ -111,6 +111,24 @@ arctanh = elementwise_unary("arctanh", np.arctanh, _FLOAT, costly=True)
 # erf and logistic have no NumPy function: tracejit.nn.functional (gelu, sigmoid) emits them
 erf = elementwise_unary("erf", _erf, _FLOAT, costly=True, internal=True)
 logistic = elementwise_unary("logistic", _logistic, _FLOAT, costly=True, internal=True)
+
+
+def _scipy_special(name):
+    """A SciPy ufunc as a reference implementation, imported on its first use: tracing NumPy
+    code never imports SciPy, and these ops are reached only from scipy.special (or from their
+    derivatives)."""
+    def fn(x):
+        import scipy.special
+        return getattr(scipy.special, name)(x)
+    fn.__name__ = name
+    return fn
+
+
+# scipy.special.gammaln (log|Gamma(x)|) and its derivative digamma (scipy.special.psi)
+gammaln = elementwise_unary("gammaln", _scipy_special("gammaln"), _FLOAT, costly=True,
+                            internal=True)
+digamma = elementwise_unary("digamma", _scipy_special("digamma"), _FLOAT, costly=True,
+                            internal=True)
 floor = elementwise_unary("floor", np.floor, _FLOAT, differentiable=False)
 ceil = elementwise_unary("ceil", np.ceil, _FLOAT, differentiable=False)
 round = elementwise_unary("round", np.rint, _FLOAT, differentiable=False)
@@ -206,7 +224,7 @@ def _iota_impl(shape, dim, dtype):
 
 iota = register(OpDef("iota", 0, {"shape": "ints", "dim": "int", "dtype": "dtype"},
                       _iota_rule, _iota_impl, "elementwise", differentiable=False,
-                      arity=0, kinds="if", internal=True))
+                      arity=0, kinds=_NUMERIC, internal=True))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: ops that move elements without computing on them. Each has an index map (see
@@ -416,9 +434,22 @@ def _scatter_add_impl(x, idx, upd, axis):
     return out
 
 
-# internal: the transpose of take (its vjp); NumPy code has no in-place np.add.at here
+# internal: the transpose of take (its vjp), and np.add.at (a ufunc method: assignment.py)
 scatter_add = register(OpDef("scatter_add", 3, {"axis": "int"}, _scatter_add_rule,
                              _scatter_add_impl, "scatter", internal=True))
+
+
+def _scatter_impl(x, idx, upd, axis):
+    out = x.copy()
+    moved = np.moveaxis(out, axis, 0)
+    upd = np.moveaxis(upd.reshape(x.shape[:axis] + (idx.size,) + x.shape[axis + 1:]), axis, 0)
+    moved[idx.reshape(-1)] = upd        # in order: a repeated index keeps its last write
+    return out
+
+
+# internal: x[idx] = v on a traced array (assignment.py), x with the slices at idx overwritten
+scatter = register(OpDef("scatter", 3, {"axis": "int"}, _scatter_add_rule, _scatter_impl,
+                         "scatter", internal=True))
 
 # ---------------------------------------------------------------------------------------------
 # Reductions (no keepdims: the tracer reshapes)
@@ -473,20 +504,55 @@ argmin = register(OpDef("argmin", 1, {"axis": "int"}, _arg_rule("argmin"),
 # Scans
 
 
-def _cumsum_rule(ts, attrs):
-    (t,) = ts
-    _check_kinds("cumsum", t, _NUMERIC)
-    if not 0 <= attrs["axis"] < t.ndim:
-        raise IRTypeError(f"cumsum axis {attrs['axis']} out of range for {t}")
-    return [t]
+def _along_axis_rule(name, kinds=_NUMERIC, result_dtype=None):
+    """The type rule of an op along ``axis`` whose result has the operand's shape (scans,
+    sorts): in the operand's dtype, or ``result_dtype``."""
+    def rule(ts, attrs):
+        (t,) = ts
+        _check_kinds(name, t, kinds)
+        if not 0 <= attrs["axis"] < t.ndim:
+            raise IRTypeError(f"{name} axis {attrs['axis']} out of range for {t}")
+        return [t.with_dtype(result_dtype) if result_dtype else t]
+    return rule
 
 
 # The running sum along ``axis``, added in order in the operand's dtype (like NumPy's
 # np.add.accumulate: the first element is the first sum, so -0.0 stays -0.0; ints wrap).
 # The tracer converts bool and small ints to NumPy's accumulation dtype first.
-cumsum = register(OpDef("cumsum", 1, {"axis": "int"}, _cumsum_rule,
+cumsum = register(OpDef("cumsum", 1, {"axis": "int"}, _along_axis_rule("cumsum"),
                         lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype), "scan",
                         kinds=_NUMERIC, numpy=("cumsum",)))
+# The running product, likewise in order in the operand's dtype (np.multiply.accumulate).
+cumprod = register(OpDef("cumprod", 1, {"axis": "int"}, _along_axis_rule("cumprod"),
+                         lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype), "scan",
+                         kinds=_NUMERIC, numpy=("cumprod",)))
+
+# ---------------------------------------------------------------------------------------------
+# Sorting along an axis. ``kind`` is NumPy's ("quicksort", "heapsort" or "stable"), and every
+# stage sorts with NumPy's own sort of that kind, so ties (and -0.0 beside 0.0) come in exactly
+# NumPy's order, stable or not. NaN sorts to the end, as in NumPy.
+
+_SORT_KINDS = ("quicksort", "heapsort", "stable")
+
+
+def _sort_rule(name, result_dtype=None):
+    rule = _along_axis_rule(name, _ANY, result_dtype)
+
+    def checked(ts, attrs):
+        if attrs["kind"] not in _SORT_KINDS:
+            raise IRTypeError(f"{name} kind {attrs['kind']!r} is not one of {_SORT_KINDS}")
+        return rule(ts, attrs)
+    return checked
+
+
+sort = register(OpDef("sort", 1, {"axis": "int", "kind": "str"}, _sort_rule("sort"),
+                      lambda x, axis, kind: np.sort(x, axis=axis, kind=kind), "sort",
+                      numpy=("sort",)))
+argsort = register(OpDef("argsort", 1, {"axis": "int", "kind": "str"},
+                         _sort_rule("argsort", dtypes.int64),
+                         lambda x, axis, kind: np.argsort(x, axis=axis, kind=kind).astype(
+                             np.int64, copy=False), "sort", differentiable=False,
+                         numpy=("argsort",)))
 
 # ---------------------------------------------------------------------------------------------
 # Contraction
@@ -552,3 +618,9 @@ def _barrier_impl(*xs):
 optimization_barrier = register(OpDef("optimization_barrier", None, {},
                                       lambda ts, attrs: list(ts), _barrier_impl, "structural",
                                       internal=True))
+
+# Linear algebra (solve, triangular_solve, cholesky, slogdet): defined in linalg_ops.py
+from . import linalg_ops  # noqa: E402
+
+solve, triangular_solve = linalg_ops.solve, linalg_ops.triangular_solve
+cholesky, slogdet = linalg_ops.cholesky, linalg_ops.slogdet

@@ -57,6 +57,8 @@ CATEGORIES = (
     "elementwise",   # result[i] = f(operands[i]); ``arity`` operands of one type (iota: 0)
     "reduction",     # reduces ``axes`` (or ``axis``) of its operand
     "scan",          # a running reduction along ``axis`` (cumsum): same shape as the operand
+    "sort",          # orders along ``axis`` (sort, argsort): same shape as the operand
+    "linalg",        # factors or solves the matrices in the last two dims (LAPACK: solve, ...)
     "layout",        # moves elements without computing: has an ``index_map``
     "movement",      # moves data into a new shape that no index map states (pad, concatenate)
     "gather",        # reads at integer indices (take)
@@ -82,7 +84,7 @@ class OpDef:
     meta: dict = field(default_factory=dict)  # more stage-neutral facts, e.g. {"numpy": np.tanh}
     num_regions: int = 0              # ops holding nested Functions (call, control flow)
     arity: int | None = None          # elementwise: number of operands
-    kinds: str = "bif"                # dtype kinds of the (first) operand the type rule accepts
+    kinds: str = "biuf"               # dtype kinds of the (first) operand the type rule accepts
     costly: bool = False              # a transcendental: worth computing once, not twice
     # layout ops: ``index_map(op, idx) -> idx`` of the operand read when the result is read at
     # the symbolic index ``idx`` (dims named by strings, "0" for a broadcast size-1 dim, "?"

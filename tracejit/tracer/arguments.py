@@ -85,11 +85,6 @@ def _dtype_hint(dtype: np.dtype, name: str) -> str:
                 f"units) or ({name} - start) / np.timedelta64(1, 's')")
     if kind == "f":
         return f"convert it: {name}.astype(np.float32)"
-    if dtype == np.uint64:
-        return (f"convert it: {name}.astype(np.int64) if its values fit, else "
-                f"{name}.astype(np.float64)")
-    if kind in "iu":
-        return f"convert it: {name}.astype(np.int32) (or np.int64)"
     return f"convert it to one of the supported dtypes with {name}.astype(...)"
 
 

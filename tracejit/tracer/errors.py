@@ -1,9 +1,12 @@
 """Errors that point at the user's code: file, line, and what to do instead."""
 from __future__ import annotations
 
+import dis
 import linecache
 import os
 import sys
+
+from .scipy_calls import in_scipy, refusal
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = None
@@ -19,7 +22,9 @@ def _is_internal(filename: str) -> bool:
         # Our own demo and nn modules are user code from the IR's point of view.
         rel = f[len(_PACKAGE_DIR) + 1:]
         return not rel.startswith(("nn" + os.sep, "optim" + os.sep, "demo" + os.sep))
-    return f.startswith(_NUMPY_DIR + os.sep) or filename.startswith("<__array_function__")
+    # SciPy's frames too: a traced value reaches SciPy only on its way to NumPy (scipy_calls)
+    return (f.startswith(_NUMPY_DIR + os.sep) or filename.startswith("<__array_function__")
+            or in_scipy(f))
 
 
 class SourceLocation:
@@ -105,15 +110,41 @@ def unsupported(what: str, hint: str = "") -> UnsupportedError:
     return UnsupportedError(msg)
 
 
+def store_into_numpy_array_error() -> TracerError | None:
+    """The error for ``a[i] = traced`` where ``a`` is a NumPy array, if that is the statement
+    running: NumPy converts the value with float() or np.asarray, and would turn a TypeError
+    into "setting an array element with a sequence". Told apart from float(t) by the
+    instruction the user's frame is at (a subscript store)."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_code[frame.f_lasti] != _STORE_SUBSCR:
+        return None
+    return ConcretizationError(
+        "Writing a traced value into a NumPy array (a[i] = v, where a was made by np.zeros, "
+        "np.empty, ... from shapes alone, so it is a constant, not a traced array)",
+        SourceLocation(frame.f_code.co_filename, frame.f_lineno),
+        "make the array traced so that it can hold traced values: a = np.zeros_like(x) with x "
+        "a traced array (or np.zeros(shape) + 0 * x.sum() for another shape); writes into a "
+        "traced array are traced, and its views see them.")
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
 def array_conversion_error() -> TracerError:
     """np.asarray of a traced value. Either the user wrote the conversion, or a NumPy function
     was given a list of traced values (np.sum([a, b])): NumPy converts the list itself and never
     asks tracejit, so the fix is to stack the values first."""
-    numpy_fn, frame = None, sys._getframe(1)
+    numpy_fn, scipy_frame, frame = None, None, sys._getframe(1)
     while frame is not None and _is_internal(frame.f_code.co_filename):
-        if not frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
+        if in_scipy(os.path.abspath(frame.f_code.co_filename)):
+            scipy_frame = frame                  # the outermost SciPy frame: what was called
+        elif not frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
             numpy_fn = frame.f_code.co_name      # the outermost NumPy frame: what was called
         frame = frame.f_back
+    if scipy_frame is not None:
+        return unsupported(*refusal(scipy_frame))
     if numpy_fn == "as_strided":
         return unsupported("np.lib.stride_tricks.as_strided (a view of raw memory, which a "
                            "traced array does not have)",
@@ -130,7 +161,9 @@ def array_conversion_error() -> TracerError:
         user_location(),
         "Inside a jitted function the value is already array-like: drop the conversion "
         "(np.asarray or np.array around it), use .astype(dtype) to change its dtype, and "
-        "np.stack([a, b]) instead of np.array([a, b]) to build an array from traced values.")
+        "np.stack([a, b]) instead of np.array([a, b]) to build an array from traced values. "
+        "(NumPy converts them itself and never asks tracejit, unless given like=: "
+        "np.array([a, b], like=a) and np.asarray(x, like=x) work too.)")
 
 
 def numpy_error(exc_type: type, what: str, hint: str = "") -> Exception:

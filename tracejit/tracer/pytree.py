@@ -109,6 +109,34 @@ def _unflatten(td: TreeDef, it):
     return td.kind(*children)  # namedtuple
 
 
+def set_leaf(tree, index: int, value) -> None:
+    """Put ``value`` in place of leaf number ``index`` (in flatten's order) in the dict or list
+    holding it: how a jitted function's store into its argument's container reaches the
+    caller's container."""
+    count = 0
+
+    def walk(obj) -> bool:
+        nonlocal count
+        kind, aux, children, _ = _children(obj)
+        for pos, child in enumerate(children):
+            if _children(child) is None:
+                if count == index:
+                    if kind is dict:
+                        obj[aux[pos]] = value
+                    elif kind is list:
+                        obj[pos] = value
+                    else:
+                        raise TypeError(f"leaf {index} is held by an immutable {kind}")
+                    return True
+                count += 1
+            elif walk(child):
+                return True
+        return False
+
+    if not walk(tree):
+        raise IndexError(f"the tree has no leaf {index}")
+
+
 def tree_map(f, tree, *rest):
     leaves, td = flatten(tree)
     others = [flatten(r)[0] for r in rest]

@@ -13,8 +13,9 @@ import numpy as np
 
 from ..ir import Value
 from .errors import (ConcretizationError, ConcretizationTypeError, array_conversion_error,
-                     unsupported, user_location)
+                     store_into_numpy_array_error, unsupported, user_location)
 from .trace_state import Trace
+from .views import refresh
 
 # The NumPy layer's functions that Tracer's operators, methods and NumPy protocols call, by
 # name (add, reshape, sum, getitem, handle_ufunc, ...): numpy/dispatch.py's TRACER_METHODS,
@@ -28,23 +29,34 @@ def use_numpy_layer(methods: dict) -> None:
 
 
 class Tracer:
-    __slots__ = ("_value", "_trace", "_weak", "_loc", "__weakref__")
+    __slots__ = ("_val", "_trace", "_weak", "_loc", "_view", "_cell", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, value: Value, trace: Trace, weak: bool = False):
-        self._value = value
+        self._val = value
         self._trace = trace
         self._weak = weak          # a Python scalar: takes its partner's dtype (NEP 50)
         self._loc = user_location()
+        self._view = None          # views.View: how this array derives from the one it views
+        self._cell = None          # views.Cell: the memory shared with its views, once it has
+
+    @property
+    def _value(self) -> Value:
+        """The IR value this array holds now: a write into memory it shares with other arrays
+        (views.py) makes a new value, which a view picks up when it is next read."""
+        view = self._view
+        if view is not None and view.version != self._cell.version:
+            refresh(self)
+        return self._val
 
     # -- static facts -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._value.type.shape
+        return self._val.type.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self._value.type.dtype.np
+        return self._val.type.dtype.np
 
     @property
     def ndim(self) -> int:
@@ -52,7 +64,7 @@ class Tracer:
 
     @property
     def size(self) -> int:
-        return self._value.type.size
+        return self._val.type.size
 
     @property
     def T(self):
@@ -76,11 +88,15 @@ class Tracer:
         raise ConcretizationTypeError("Using a traced value as a condition (if, while, "
                                       "and/or, bool())", user_location())
 
+    # a[i] = t into a NumPy array calls these: NumPy reports "setting an array element with a
+    # sequence", caused by the error saying what to do instead.
     def __float__(self):
-        raise ConcretizationTypeError("float() of a traced value", user_location())
+        raise store_into_numpy_array_error() or ConcretizationTypeError(
+            "float() of a traced value", user_location())
 
     def __int__(self):
-        raise ConcretizationTypeError("int() of a traced value", user_location())
+        raise store_into_numpy_array_error() or ConcretizationTypeError(
+            "int() of a traced value", user_location())
 
     def __index__(self):
         # Not a TypeError: NumPy would swallow that and raise its own, naming nothing.
@@ -91,7 +107,7 @@ class Tracer:
         raise ConcretizationTypeError("complex() of a traced value", user_location())
 
     def __array__(self, dtype=None, copy=None):
-        raise array_conversion_error()
+        raise store_into_numpy_array_error() or array_conversion_error()
 
     def tolist(self):
         self.__array__()
@@ -103,9 +119,7 @@ class Tracer:
         raise TypeError("traced values are unhashable (they have no value yet)")
 
     def __setitem__(self, key, value):
-        raise unsupported("in-place assignment to a traced array (x[i] = v)",
-                          "build the new array functionally, for example with "
-                          "np.where(mask, v, x) or np.concatenate.")
+        _numpy.setitem(self, key, value)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return _numpy.handle_ufunc(ufunc, method, inputs, kwargs)
@@ -137,7 +151,7 @@ class Tracer:
     def __xor__(self, o): return _numpy.bitwise_xor(self, o)
     def __rxor__(self, o): return _numpy.bitwise_xor(o, self)
     def __neg__(self): return _numpy.negative(self)
-    def __pos__(self): return self
+    def __pos__(self): return self.copy()
     def __abs__(self): return _numpy.absolute(self)
     def __invert__(self): return _numpy.invert(self)
     def __lt__(self, o): return _numpy.less(self, o)
@@ -148,17 +162,13 @@ class Tracer:
     def __ne__(self, o): return _numpy.not_equal(self, o)
 
     # -- in-place operators ---------------------------------------------------------------
-    # Without these Python falls back to ``x = x + y``: a silent rebind, so another name for
-    # the array, or the caller's argument, would keep the old value. They are refused until
-    # mutation is functionalized. A 0-d value computed inside the trace may rebind: eagerly it
-    # is a NumPy scalar (``total += x.sum()``), which is immutable, so += rebinds there too.
+    # They write into the array, as in NumPy, so other names for it (its views, the caller's
+    # argument) see the new value (assignment.py). A 0-d value computed inside the trace
+    # rebinds instead: eagerly it is a NumPy scalar (``total += x.sum()``), which is immutable.
     def _inplace(self, symbol: str, other, apply):
-        if self.ndim == 0 and (self._value.op is not None or self._weak):
+        if self.ndim == 0 and (self._val.op is not None or self._weak) and self._view is None:
             return apply(self, other)
-        raise unsupported(
-            f"the in-place operator {symbol}= on a traced array",
-            f"write x = x {symbol} y: a new array, leaving other names for x and the caller's "
-            "argument unchanged (return the new value if the caller needs it).")
+        return _numpy.update_in_place(self, apply, other, symbol)
 
     def __iadd__(self, o): return self._inplace("+", o, _numpy.add)
     def __isub__(self, o): return self._inplace("-", o, _numpy.subtract)
@@ -191,54 +201,45 @@ class Tracer:
     def astype(self, dtype, copy=True):
         return _numpy.astype(self, dtype)
 
+    def fill(self, value):
+        _numpy.setitem(self, Ellipsis, value)
+
     # Signatures follow ndarray's, so positional arguments mean what they mean in NumPy.
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out("sum", out)
-        return _numpy.sum(self, axis, keepdims, dtype)
+        return _numpy.write_out(_numpy.sum(self, axis, keepdims, dtype), out, "sum")
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out("prod", out)
-        return _numpy.prod(self, axis, keepdims, dtype)
+        return _numpy.write_out(_numpy.prod(self, axis, keepdims, dtype), out, "prod")
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        _no_out("mean", out)
-        return _numpy.mean(self, axis, keepdims, dtype)
+        return _numpy.write_out(_numpy.mean(self, axis, keepdims, dtype), out, "mean")
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        _no_out("var", out)
-        return _numpy.var(self, axis, keepdims, ddof)
+        return _numpy.write_out(_numpy.var(self, axis, keepdims, ddof), out, "var")
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        _no_out("std", out)
-        return _numpy.std(self, axis, keepdims, ddof)
+        return _numpy.write_out(_numpy.std(self, axis, keepdims, ddof), out, "std")
 
     def max(self, axis=None, out=None, keepdims=False):
-        _no_out("max", out)
-        return _numpy.amax(self, axis, keepdims)
+        return _numpy.write_out(_numpy.amax(self, axis, keepdims), out, "max")
 
     def min(self, axis=None, out=None, keepdims=False):
-        _no_out("min", out)
-        return _numpy.amin(self, axis, keepdims)
+        return _numpy.write_out(_numpy.amin(self, axis, keepdims), out, "min")
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        _no_out("argmax", out)
-        return _numpy.argmax(self, axis, keepdims)
+        return _numpy.write_out(_numpy.argmax(self, axis, keepdims), out, "argmax")
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        _no_out("argmin", out)
-        return _numpy.argmin(self, axis, keepdims)
+        return _numpy.write_out(_numpy.argmin(self, axis, keepdims), out, "argmin")
 
     def all(self, axis=None, out=None, keepdims=False):
-        _no_out("all", out)
-        return _numpy.all(self, axis, keepdims)
+        return _numpy.write_out(_numpy.all(self, axis, keepdims), out, "all")
 
     def any(self, axis=None, out=None, keepdims=False):
-        _no_out("any", out)
-        return _numpy.any(self, axis, keepdims)
+        return _numpy.write_out(_numpy.any(self, axis, keepdims), out, "any")
 
     def round(self, decimals=0, out=None):
-        _no_out("round", out)
-        return np.round(self, decimals)
+        return _numpy.write_out(np.round(self, decimals), out, "round")
 
     def repeat(self, repeats, axis=None):
         return np.repeat(self, repeats, axis)
@@ -253,13 +254,13 @@ class Tracer:
         return np.ptp(self, axis, keepdims=keepdims)
 
     def conj(self):
-        return self
+        return self.copy()
 
     conjugate = conj
 
     @property
     def real(self):
-        return self
+        return self     # a view of a real array is the array itself
 
     @property
     def mT(self):
@@ -277,28 +278,38 @@ class Tracer:
     def __rdivmod__(self, o): return _numpy.floor_divide(o, self), _numpy.remainder(o, self)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return np.cumsum(self, axis, dtype)
+        return np.cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        return np.cumprod(self, axis)
+        return np.cumprod(self, axis, dtype, out)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return np.argsort(self, axis, kind, order, stable=stable)
 
     def sort(self, axis=-1, kind=None, order=None):
-        raise unsupported("x.sort() (in place)", "there is no sort under tracing yet")
+        """In place, as ndarray.sort: the array (and its views) hold the sorted values."""
+        _numpy.setitem(self, Ellipsis, np.sort(self, axis, kind, order))
 
-    def clip(self, min=None, max=None):
-        return _numpy.clip(self, min, max)
+    def clip(self, min=None, max=None, out=None):
+        return _numpy.write_out(_numpy.clip(self, min, max), out, "clip")
 
     def squeeze(self, axis=None):
         return _numpy.squeeze(self, axis)
 
-    def flatten(self):
-        return _numpy.reshape(self, (-1,))
+    def flatten(self, order="C"):
+        return self.copy()._reshape_c(order, (-1,))
 
-    ravel = flatten
+    def ravel(self, order="C"):
+        return self._reshape_c(order, (-1,))
+
+    def _reshape_c(self, order, shape):
+        if order not in ("C", "K", "A"):
+            raise unsupported(f"order={order!r}", "use the default order='C'")
+        return _numpy.reshape(self, shape)
 
     def copy(self, order="C"):
-        # IR values are immutable; a result that is an argument is copied by the program
-        return self
+        # A new array: a new root, no longer seeing writes into this one (views.py).
+        return Tracer(self._value, self._trace, self._weak)
 
     def swapaxes(self, a, b):
         return _numpy.swapaxes(self, a, b)
@@ -309,7 +320,3 @@ class Tracer:
     def take(self, indices, axis=None):
         return _numpy.take(self, indices, axis)
 
-
-def _no_out(name, out):
-    if out is not None:
-        raise unsupported(f"x.{name}(out=...)", "assign the result instead")

@@ -9,7 +9,11 @@ each with the NumPy functions composed from its ops:
     rules.py           dtype promotion, broadcast shapes, axes: rules that emit nothing
     lifting.py         operands into the trace (lift, constants, emit, promote) and the layout
                        ops that needs (reshape, broadcast_to, concatenate, stack)
-    shapes.py          transpose, squeeze, flip, slices, pad; arrays made from a shape
+    shapes.py          transpose, squeeze, flip, slices; arrays made from a shape
+    padding.py         np.pad (constant values per side, edge, wrap, reflect, symmetric)
+    sorting.py         sort, argsort
+    finite_differences.py  np.gradient
+    conversion.py      np.array, np.asarray, ... (reached only with like=)
     joining.py         hstack, vstack, atleast_Nd, split, ...
     arithmetic.py      operators, comparisons, logical and bitwise ops, where, clip
     math_functions.py  exp, log, trig, rounding, NaN tests, erf, sigmoid

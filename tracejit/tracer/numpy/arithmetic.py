@@ -11,8 +11,10 @@ import numpy as np
 from ...ir import dtypes, ops
 from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
-from .lifting import astype, broadcast_to, convert, emit, lift, lift_all, promote, trace_of
-from .rules import broadcast_shapes, dt, float_result, normalize_axis, result_dtype
+from .lifting import (astype, broadcast_to, constant, convert, emit, lift, lift_all, promote,
+                      trace_of)
+from .rules import (abstract, broadcast_shapes, dt, float_result, normalize_axis,
+                    python_int_beyond, result_dtype)
 from .shapes import slice_
 
 
@@ -102,7 +104,7 @@ def negative(x):
 
 def absolute(x):
     x = lift(x)
-    return x if dt(x).is_bool else unary_op(ops.abs, x)
+    return x if dt(x).is_bool or dt(x).is_unsigned else unary_op(ops.abs, x)
 
 
 def sign(x):
@@ -127,8 +129,59 @@ def reciprocal(x):
 # Comparisons, logical and bitwise ops
 
 
+# x OP c for a Python int c above x's integer range; below it, the ordered ones flip.
+_TRUE_IF_ABOVE = {ops.eq: False, ops.ne: True, ops.lt: True, ops.le: True, ops.gt: False,
+                  ops.ge: False}
+_MIRROR = {ops.eq: ops.eq, ops.ne: ops.ne, ops.lt: ops.gt, ops.le: ops.ge, ops.gt: ops.lt,
+           ops.ge: ops.le}
+
+
+def _compare_beyond(opdef, a, b):
+    """NumPy 2 compares an integer array with a Python int beyond its dtype's range exactly
+    (``labels == 300`` is all False for uint8 labels) where arithmetic would overflow: the
+    result is a constant. None when neither operand is such an int."""
+    for c, x, op in ((b, a, opdef), (a, b, _MIRROR[opdef])):
+        if isinstance(x, (bool, int, float)):
+            continue
+        side = python_int_beyond(c, abstract(x)[0])      # bool arrays: NumPy overflows
+        if side:
+            x = lift(x)
+            value = _TRUE_IF_ABOVE[op] if side > 0 else _true_if_below(op)
+            return broadcast_to(constant(np.bool_(value), trace=x._trace), x.shape)
+    return None
+
+
+def _true_if_below(op) -> bool:
+    return _TRUE_IF_ABOVE[op] if op in (ops.eq, ops.ne) else not _TRUE_IF_ABOVE[op]
+
+
+def _compare_ints_exactly(opdef, a, b):
+    """Integer comparisons NumPy 2 makes exactly where promotion would not: uint64 with a
+    signed int (promotion gives float64; NumPy has exact loops) and an integer array with a
+    traced Python int (promotion gives the array's dtype, which could wrap the int's unknown
+    value; NumPy compares its value). None for every other comparison."""
+    (da, wa), (db, wb) = abstract(a), abstract(b)
+    if not (da.is_int and db.is_int) or da == db or (wa and wb):
+        return None
+    if (wa and not isinstance(a, Tracer)) or (wb and not isinstance(b, Tracer)):
+        return None         # a Python int constant: promotion is exact (or _compare_beyond)
+    if dtypes.uint64 in (da, db) and "i" in (da.kind, db.kind):
+        u, s, op = (a, b, opdef) if da == dtypes.uint64 else (b, a, _MIRROR[opdef])
+        s = lift(s, trace_of(a, b))
+        return where(less(s, 0), np.bool_(_true_if_below(op)),
+                     binary_op(op, u, convert(s, dtypes.uint64), out_bool=True))
+    if wa or wb:
+        return binary_op(opdef, a, b, dtype=dtypes.int64, out_bool=True)
+    return None
+
+
 def _compare(opdef):
     def f(a, b):
+        exact = _compare_beyond(opdef, a, b)
+        if exact is None:
+            exact = _compare_ints_exactly(opdef, a, b)
+        if exact is not None:
+            return exact
         return binary_op(opdef, a, b, out_bool=True)
     return f
 
@@ -166,6 +219,10 @@ def logical_not(x):
 def _bitwise(opdef, name):
     def f(a, b):
         d = result_dtype(a, b)
+        if d.is_float and abstract(a)[0].is_int and abstract(b)[0].is_int:
+            raise numpy_error(TypeError, f"ufunc '{name}' not supported for the input types "
+                              f"{abstract(a)[0].name} and {abstract(b)[0].name} (they promote to "
+                              "float64)", "convert one operand, e.g. to the other's dtype")
         if d.is_float:
             raise numpy_error(TypeError, f"ufunc '{name}' not supported for floating-point "
                               "inputs", "use integer or bool arrays")
@@ -185,7 +242,7 @@ def invert(x):
     if dt(x).is_float:
         raise numpy_error(TypeError, "ufunc 'invert' not supported for floating-point "
                           "inputs", "use integer or bool arrays")
-    return bitwise_xor(x, np.asarray(-1, dt(x).np))
+    return bitwise_xor(x, np.asarray(-1).astype(dt(x).np))    # all ones, unsigned too
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +269,14 @@ def where_function(condition, x=None, y=None):
 
 
 def clip(x, lo=None, hi=None):
+    # NumPy 2 clips an integer array with a Python int bound beyond its range on the side that
+    # changes nothing (np.clip(u8, -1, 300)), where np.minimum(u8, 300) overflows: such a bound
+    # is dropped. Beyond the other side (np.clip(u8, 300, None)) it overflows, as in NumPy.
+    d = result_dtype(x)
+    if python_int_beyond(lo, d) < 0:
+        lo = None
+    if python_int_beyond(hi, d) > 0:
+        hi = None
     if lo is not None:
         x = maximum(x, lo)
     if hi is not None:

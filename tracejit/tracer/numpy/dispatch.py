@@ -15,8 +15,10 @@ import sys
 import numpy as np
 
 from ..errors import unsupported
-from . import (arithmetic, einsum, gather, indexing, joining, lifting, linalg, ranges,
-               math_functions, reductions, shapes)
+from ..views import fresh, link_readonly
+from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
+               linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
+from . import conversion, finite_differences, padding, sorting
 
 UFUNCS = {
     np.add: arithmetic.add, np.subtract: arithmetic.subtract,
@@ -66,6 +68,7 @@ FUNCTIONS = {
     np.sum: reductions.numpy_reduction(reductions.sum),
     np.prod: reductions.numpy_reduction(reductions.prod),
     np.cumsum: lambda a, axis=None, dtype=None, out=None: reductions.cumsum(a, axis, dtype),
+    np.cumprod: lambda a, axis=None, dtype=None, out=None: reductions.cumprod(a, axis, dtype),
     np.mean: reductions.numpy_reduction(reductions.mean),
     np.var: reductions.numpy_var(reductions.var), np.std: reductions.numpy_var(reductions.std),
     np.max: reductions.numpy_minmax(reductions.amax),
@@ -94,8 +97,7 @@ FUNCTIONS = {
     np.fliplr: lambda m: shapes.flip(m, 1), np.flipud: lambda m: shapes.flip(m, 0),
     np.rot90: shapes.rot90, np.append: joining.append, np.linspace: ranges.linspace,
     np.lib.stride_tricks.sliding_window_view: gather.sliding_window_view,
-    np.pad: lambda array, pad_width, mode="constant", **kw: shapes.pad(
-        array, pad_width, mode, kw.get("constant_values", 0)),
+    np.pad: padding.pad,
     np.zeros_like: shapes.filled_like(0), np.ones_like: shapes.filled_like(1),
     np.empty_like: shapes.filled_like(0), np.full_like: shapes.full_like,
     np.astype: lambda x, dtype, /, *, copy=True, device=None: lifting.astype(x, dtype),
@@ -118,8 +120,9 @@ FUNCTIONS = {
     np.split: joining.split, np.array_split: joining.array_split,
     # elementwise
     np.where: arithmetic.where_function, np.select: arithmetic.select,
-    np.clip: lambda a, a_min=None, a_max=None, out=None, **kw: arithmetic.clip(
-        a, kw.get("min", a_min), kw.get("max", a_max)),
+    np.clip: lambda a, a_min=np._NoValue, a_max=np._NoValue, out=None, **kw: arithmetic.clip(
+        a, *(None if v is np._NoValue else v
+             for v in (kw.get("min", a_min), kw.get("max", a_max)))),
     np.diff: arithmetic.diff, np.abs: arithmetic.absolute,
     np.round: lambda a, decimals=0, out=None: math_functions.round_(a, decimals),
     np.around: lambda a, decimals=0, out=None: math_functions.round_(a, decimals),
@@ -128,6 +131,10 @@ FUNCTIONS = {
     np.take: lambda a, indices, axis=None, out=None, mode="raise": gather.take(
         a, indices, axis, mode),
     np.take_along_axis: lambda arr, indices, axis: gather.take_along_axis(arr, indices, axis),
+    # sorting, finite differences, conversions (np.array and its kin: only with like=)
+    np.sort: sorting.sort, np.argsort: sorting.argsort, np.gradient: finite_differences.gradient,
+    np.array: conversion.array, np.asarray: conversion.asarray,
+    np.asanyarray: conversion.asarray, np.ascontiguousarray: conversion.ascontiguousarray,
     np.repeat: gather.repeat, np.tile: gather.tile, np.roll: gather.roll,
     # linear algebra
     np.dot: lambda a, b, out=None: linalg.dot(a, b), np.vdot: linalg.vdot,
@@ -137,20 +144,40 @@ FUNCTIONS = {
     np.linalg.norm: linalg.norm, np.linalg.vector_norm: linalg.vector_norm,
     np.diagonal: linalg.diagonal, np.diag: linalg.diag, np.trace: linalg.trace,
     np.triu: linalg.triangle(True), np.tril: linalg.triangle(False),
+    np.linalg.solve: linalg_solvers.solve, np.linalg.inv: linalg_solvers.inv,
+    np.linalg.cholesky: linalg_solvers.cholesky, np.linalg.slogdet: linalg_solvers.slogdet,
+    np.linalg.det: linalg_solvers.det,
+    # writing into arrays
+    np.copyto: assignment.copyto, np.fill_diagonal: assignment.fill_diagonal,
 }
+
+# The functions whose result is a view of their first argument in NumPy (a write into one is
+# seen through the other; views.py). Every other function's results are new arrays.
+VIEW_FUNCTIONS = {
+    np.reshape, np.ravel, np.transpose, np.matrix_transpose, np.swapaxes, np.moveaxis,
+    np.squeeze, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
+    np.flipud, np.rot90, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split,
+    np.array_split,
+    # the argument itself when it needs no conversion (conversion.py copies when asked to)
+    np.array, np.asarray, np.asanyarray, np.ascontiguousarray,
+}
+# Read-only views that tracejit computes with a gather: they are recomputed after a write.
+GATHER_VIEWS = {np.diagonal, np.lib.stride_tricks.sliding_window_view}
+# Functions that are ufuncs underneath: their out= casts same_kind, not unsafe.
+_UFUNC_OUT = {np.clip, np.round, np.around}
 
 
 # ---------------------------------------------------------------------------------------------
 # The handlers Tracer.__array_ufunc__ and Tracer.__array_function__ call
 
-_OUT_HINT = "assign the result instead (y = {}(...)); in-place updates come later"
 
 
 # SciPy's special functions that are NumPy ufuncs reach __array_ufunc__ too. They are looked up
 # by name in scipy.special (which the user's code has imported) and checked by identity, so
 # tracejit does not import SciPy to trace NumPy code.
 SCIPY_SPECIAL = {"expit": math_functions.sigmoid, "logit": math_functions.logit,
-                 "erf": math_functions.erf}
+                 "erf": math_functions.erf, "gammaln": scipy_functions.gammaln,
+                 "digamma": scipy_functions.digamma, "psi": scipy_functions.digamma}
 
 
 def _ufunc(ufunc):
@@ -166,10 +193,18 @@ def _ufunc(ufunc):
 
 def handle_ufunc(ufunc, method, inputs, kwargs):
     fn, name = _ufunc(ufunc)
+    if method == "at":
+        return assignment.ufunc_at(ufunc.__name__, *inputs)
     name += "" if method == "__call__" else f".{method}"
-    out = kwargs.get("out")     # NumPy passes a positional out here too, as a tuple
-    if any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
-        raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
+    out = kwargs.pop("out", None)     # NumPy passes a positional out here too, as a tuple
+    if isinstance(out, tuple) and all(o is None for o in out):
+        out = None
+    result = fresh(_ufunc_result(ufunc, fn, name, method, inputs, kwargs), inputs)
+    return assignment.write_out(result, out, f"ufunc '{ufunc.__name__}'",
+                                "unsafe" if method == "reduce" else "same_kind")
+
+
+def _ufunc_result(ufunc, fn, name, method, inputs, kwargs):
     allowed = ("out", "dtype") + (("axis", "keepdims") if method == "reduce" else ())
     extra = {k: v for k, v in kwargs.items() if k not in allowed}
     if extra:
@@ -204,8 +239,26 @@ def handle_function(func, args, kwargs):
     if fn is None:
         raise unsupported(f"the NumPy function {_name(func)}",
                           "write it with supported NumPy functions, or open an issue")
-    _check_no_out(func, args, kwargs)
-    return fn(*args, **kwargs)
+    out, args, kwargs = _take_out(func, args, kwargs)
+    result = fn(*args, **kwargs)
+    if func in GATHER_VIEWS and args and hasattr(args[0], "_view"):
+        link_readonly(result, args[0], lambda parent: fn(parent, *args[1:], **kwargs))
+    elif func not in VIEW_FUNCTIONS:
+        result = fresh(result, _tracers(args, kwargs))
+    if out is None:
+        return result
+    return assignment.write_out(result, out, _name(func),
+                                "same_kind" if func in _UFUNC_OUT else "unsafe")
+
+
+def _tracers(args, kwargs) -> list:
+    """The tracers among a call's arguments (and in lists among them)."""
+    found = []
+    for a in list(args) + list(kwargs.values()):
+        for x in (a if isinstance(a, (list, tuple)) else (a,)):
+            if hasattr(x, "_view"):
+                found.append(x)
+    return found
 
 
 def _name(func) -> str:
@@ -241,17 +294,18 @@ def _out_position(func):
     return pos
 
 
-def _check_no_out(func, args, kwargs):
-    """Every NumPy function with an ``out`` parameter refuses it: writing into an array is not
-    traced, and ignoring it would leave the user's array unchanged."""
+def _take_out(func, args, kwargs):
+    """``out`` taken out of a call's arguments: the function computes a new array, which is
+    then written into ``out`` (assignment.write_out)."""
     pos = _out_position(func)
     if pos is None:
-        return
-    given = kwargs.get("out") is not None or (pos >= 0 and len(args) > pos
-                                              and args[pos] is not None)
-    if given:
-        name = _name(func)
-        raise unsupported(f"{name}(..., out=...)", _OUT_HINT.format(name))
+        return None, args, kwargs
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    elif pos >= 0 and len(args) > pos and args[pos] is not None:
+        out, args = args[pos], args[:pos] + (None,) + args[pos + 1:]
+    return out, args, kwargs
 
 
 # What Tracer's operators, methods and NumPy protocols call, by name: x + y is
@@ -274,3 +328,18 @@ TRACER_METHODS = {
     "argmax": reductions.argmax, "argmin": reductions.argmin, "all": reductions.all,
     "any": reductions.any,
 }
+
+
+def _returning_new_arrays(fn):
+    def new_arrays(*args, **kwargs):
+        return fresh(fn(*args, **kwargs), args)
+    return new_arrays
+
+
+# Methods whose result is a view (x[k], x.reshape(...), x.T, ...); the others return new arrays.
+_VIEW_METHODS = {"handle_ufunc", "handle_function", "getitem", "reshape", "transpose",
+                 "swapaxes", "squeeze"}
+TRACER_METHODS = {name: fn if name in _VIEW_METHODS else _returning_new_arrays(fn)
+                  for name, fn in TRACER_METHODS.items()}
+TRACER_METHODS.update(setitem=assignment.setitem, update_in_place=assignment.update_in_place,
+                      write_out=assignment.write_out)

@@ -63,7 +63,9 @@ def constant_value(x: Tracer) -> np.ndarray | None:
 
 
 def check_bounds(indices: np.ndarray, n: int, axis: int) -> None:
-    """Constant indices out of range fail at trace time, at the user's line."""
+    """Constant indices out of range fail at trace time, at the user's line. (Unsigned ones
+    are read as intp, as NumPy does: a uint64 2**64 - 1 is -1.)"""
+    indices = indices.astype(np.int64) if indices.dtype.kind == "u" else indices
     if indices.size:
         bad = indices[(indices < -n) | (indices >= n)]
         if bad.size:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
+from ..views import fresh
 from .gather import gather_linear
 from .lifting import lift, reshape
 from .rules import has_tracer
@@ -123,7 +124,8 @@ def getitem(x: Tracer, key):
     y = slice_(y, starts, stops, steps)
     y = reshape(y, out_shape)
     if not adv:
-        return y
+        # An element (a 0-d result without ...) is a NumPy scalar, a copy; the rest are views.
+        return fresh(y, (x,)) if y.ndim == 0 and not n_ellipsis else y
     positions = [p for p, _ in adv]
     indices = [lift(k, y._trace) for _, k in adv]
     contiguous = positions == list(range(positions[0], positions[0] + len(positions)))

@@ -16,6 +16,7 @@ from ...ir.dtypes import DType
 from ..errors import numpy_error
 from ..trace_state import Trace, check_alive, current_trace
 from ..tracer import Tracer
+from ..views import LAYOUT_VIEWS, link
 from .rules import (abstract, broadcast_shapes, constant_dtype, dt, has_tracer, normalize_axis,
                     operand_error, requested_dtype, result_dtype, sequence_dtype)
 
@@ -37,7 +38,10 @@ def trace_of(*xs) -> Trace:
 
 def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
     op = trace.emit(opdef, [x._value for x in operands], **attrs)
-    return Tracer(op.result, trace, weak)
+    result = Tracer(op.result, trace, weak)
+    if opdef in LAYOUT_VIEWS:
+        link(result, operands[0], opdef, attrs)     # a view of its operand, as in NumPy
+    return result
 
 
 def constant(value, dtype: DType | None = None, trace: Trace | None = None,
@@ -48,11 +52,17 @@ def constant(value, dtype: DType | None = None, trace: Trace | None = None,
     except OverflowError:
         # The error NumPy raises for x + 2**70 with an integer x, with the user's line.
         raise numpy_error(OverflowError, f"Python integer {_short(value)} out of bounds for "
-                          f"{dtype.name if dtype else 'int64'}",
-                          "use a float constant (e.g. 2.0**70) or keep integers within "
-                          "int64") from None
+                          f"{dtype.name if dtype else 'int64'}", _overflow_hint(dtype)) from None
     constant_dtype(arr.dtype)
     return emit(trace, ops.constant, [], weak=weak, value=arr)
+
+
+def _overflow_hint(dtype: DType | None) -> str:
+    if dtype is None or dtype == dtypes.int64 or not dtype.is_int:
+        return "use a float constant (e.g. 2.0**70) or keep integers within int64"
+    info = np.iinfo(dtype.np)
+    return (f"keep it within {dtype.name}'s range [{info.min}, {info.max}], or widen the array "
+            "first, e.g. x.astype(np.int64)")
 
 
 def _short(value) -> str:
@@ -141,10 +151,13 @@ def reshape(x, shape) -> Tracer:
     if tuple(shape) == x.shape:
         return x
     if x._value.op is not None and x._value.op.opdef is ops.reshape:
-        # reshape of a reshape: one reshape of the original value
-        x = Tracer(x._value.op.operands[0], x._trace, x._weak)
-        if tuple(shape) == x.shape:
-            return x
+        # reshape of a reshape: one reshape of the original value (still a view of x)
+        inner = Tracer(x._value.op.operands[0], x._trace, x._weak)
+        out = inner if tuple(shape) == inner.shape else emit(
+            x._trace, ops.reshape, [inner], weak=x._weak, shape=shape)
+        out._view = out._cell = None
+        link(out, x, ops.reshape, {"shape": shape})
+        return out
     return emit(x._trace, ops.reshape, [x], weak=x._weak, shape=shape)
 
 

@@ -3,7 +3,9 @@ rounding, the NaN/inf tests, and the functions NumPy composes from them (fmax, l
 hypot, isclose, nan_to_num, round, ...). Also erf and sigmoid (the IR's logistic), which NumPy
 lacks; tracejit.lax is their public face.
 
-Integer inputs compute in float64 and bool inputs are refused, as in NumPy.
+Integer inputs compute in NumPy's float for them (float_function_dtype: int16 -> float32,
+int32 -> float64; SciPy's erf and expit: float64); those NumPy would give float16 (bool, int8,
+uint8) are refused.
 """
 from __future__ import annotations
 
@@ -17,17 +19,19 @@ from .arithmetic import (absolute, add, binary_op, equal, greater, less, less_eq
                          logical_and, logical_or, maximum, minimum, multiply, numeric_dtype,
                          power, subtract, true_divide, unary_op, where)
 from .lifting import broadcast_to, constant, convert, lift, lift_all, promote
-from .rules import dt, float_result
+from .rules import dt, float_function_dtype, float_result
 
 
-def _float_unary(opdef, name):
+def _float_unary(opdef, name, scipy=False):
+    ufunc = None if scipy else getattr(np, name)
+
     def f(x):
         x = lift(x)
         if dt(x).is_bool:
             raise unsupported(f"np.{name} of a bool array (NumPy would return float16)",
                               "convert it with .astype(np.float32) first")
         if dt(x).is_int:
-            x = convert(x, dtypes.float64)
+            x = convert(x, dtypes.float64 if scipy else float_function_dtype(ufunc, x))
         return unary_op(opdef, x)
     return f
 
@@ -49,8 +53,8 @@ arctan = _float_unary(ops.arctan, "arctan")
 arcsinh = _float_unary(ops.arcsinh, "arcsinh")
 arctanh = _float_unary(ops.arctanh, "arctanh")
 rint = _float_unary(ops.round, "rint")
-erf = _float_unary(ops.erf, "erf")
-sigmoid = _float_unary(ops.logistic, "sigmoid")
+erf = _float_unary(ops.erf, "erf", scipy=True)
+sigmoid = _float_unary(ops.logistic, "sigmoid", scipy=True)
 
 
 def logit(p):
@@ -71,19 +75,19 @@ def log10(x):
 
 def exp2(x):
     x = lift(x)
-    return power(np.asarray(2, float_result(x).np), x)
+    return power(np.asarray(2, float_function_dtype(np.exp2, x).np), x)
 
 
 def arctan2(a, b):
-    return binary_op(ops.arctan2, a, b, dtype=float_result(a, b))
+    return binary_op(ops.arctan2, a, b, dtype=float_function_dtype(np.arctan2, a, b))
 
 
 def deg2rad(x):
-    return multiply(x, np.pi / 180)
+    return multiply(convert(lift(x), float_function_dtype(np.deg2rad, x)), np.pi / 180)
 
 
 def rad2deg(x):
-    return multiply(x, 180 / np.pi)
+    return multiply(convert(lift(x), float_function_dtype(np.rad2deg, x)), 180 / np.pi)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,15 +158,15 @@ def fmin(a, b):
 
 
 def logaddexp(a, b):
-    return binary_op(ops.logaddexp, a, b, dtype=float_result(a, b))
+    return binary_op(ops.logaddexp, a, b, dtype=float_function_dtype(np.logaddexp, a, b))
 
 
 def hypot(a, b):
-    return binary_op(ops.hypot, a, b, dtype=float_result(a, b))
+    return binary_op(ops.hypot, a, b, dtype=float_function_dtype(np.hypot, a, b))
 
 
 def copysign(a, b):
-    return binary_op(ops.copysign, a, b, dtype=float_result(a, b))
+    return binary_op(ops.copysign, a, b, dtype=float_function_dtype(np.copysign, a, b))
 
 
 def fmod(a, b):

@@ -18,7 +18,8 @@ from ...ir.dtypes import DType
 from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
 from .arithmetic import maximum, minimum, multiply, subtract, to_bool, true_divide
-from .lifting import broadcast_to, convert, emit, expand_dims, lift, lift_all, reshape
+from .lifting import (broadcast_to, constant, convert, emit, expand_dims, lift, lift_all,
+                      reshape)
 from .math_functions import sqrt
 from .rules import dt, normalize_axes, normalize_axis, requested_dtype
 from .shapes import full
@@ -37,7 +38,8 @@ def _accumulator(x: Tracer, dtype) -> DType:
     if dtype is not None:
         return requested_dtype(dtype)
     d = dt(x)
-    return dtypes.int64 if (d.is_bool or d.is_int) else d
+    # NumPy's: bool and signed ints add in int64, unsigned ints in uint64 (NumPy 2)
+    return dtypes.uint64 if d.is_unsigned else dtypes.int64 if (d.is_bool or d.is_int) else d
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):
@@ -46,14 +48,25 @@ def sum(x, axis=None, keepdims=False, dtype=None):
 
 
 def cumsum(x, axis=None, dtype=None):
-    """Running sums in NumPy's accumulator dtype (bool and integers: int64), of the flattened
-    array when ``axis`` is None."""
+    """Running sums in NumPy's accumulator dtype (bool and ints: int64, unsigned ints:
+    uint64), of the flattened array when ``axis`` is None."""
     x = lift(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
     x = convert(x, _accumulator(x, dtype), x._weak)
     return emit(x._trace, ops.cumsum, [x], weak=x._weak, axis=axis)
+
+
+def cumprod(x, axis=None, dtype=None):
+    """Running products in cumsum's accumulator dtype, of the flattened array when ``axis``
+    is None; a 0-d array counts as 1-d, as in NumPy (np.cumprod(np.array(5.0), axis=0))."""
+    x = lift(x)
+    if axis is None or x.ndim == 0:
+        x, axis = reshape(x, (-1,)), 0 if axis is None else axis
+    axis = normalize_axis(axis, x.ndim)
+    x = convert(x, _accumulator(x, dtype), x._weak)
+    return emit(x._trace, ops.cumprod, [x], weak=x._weak, axis=axis)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -99,12 +112,20 @@ def _extremum(opdef, name, x, axis, keepdims, initial):
                               "or check the shape")
         shape = [1 if i in axes else n for i, n in enumerate(x.shape)] if keepdims else [
             n for i, n in enumerate(x.shape) if i not in axes]
-        return full(shape, convert(lift(initial, x._trace), dt(x)))
+        return full(shape, _initial(initial, x))
     out = _reduce(opdef, x, axis, keepdims)
     if initial is None:
         return out
     pick = maximum if opdef is ops.reduce_max else minimum
-    return pick(out, convert(lift(initial, x._trace), dt(x)))
+    return pick(out, _initial(initial, x))
+
+
+def _initial(initial, x: Tracer) -> Tracer:
+    """``initial`` in x's dtype: a Python int beyond an integer dtype's range is NumPy's
+    OverflowError (np.max(u8, initial=-1)), not a wrapped value."""
+    if dt(x).is_int and isinstance(initial, int) and not isinstance(initial, bool):
+        return constant(initial, dt(x), x._trace)
+    return convert(lift(initial, x._trace), dt(x))
 
 
 def amax(x, axis=None, keepdims=False, initial=None):

@@ -86,9 +86,41 @@ def result_dtype(*xs) -> DType:
 
 
 def float_result(*xs) -> DType:
-    """The dtype of a float function (true_divide, arctan2, ...): integers give float64."""
+    """The dtype of true_divide (and of SciPy's float functions): integers give float64."""
     d = result_dtype(*xs)
     return d if d.is_float else dtypes.float64
+
+
+_WEAK_TYPE = {"i": int, "u": int, "f": float}
+
+
+def float_function_dtype(ufunc: np.ufunc, *xs) -> DType:
+    """The dtype of a NumPy float ufunc (exp, sqrt, arctan2, ...) of these operands, as the
+    ufunc's own loop search gives it: each integer operand needs a float holding it exactly
+    (int16 -> float32, int32 -> float64; Python scalars weak). bool, int8 and uint8 operands
+    alone give float16, which tracejit does not hold: refused."""
+    args = []
+    for d, weak in map(abstract, xs):
+        args.append(_WEAK_TYPE[d.kind] if weak and d.kind in _WEAK_TYPE else d.np)
+    try:
+        out = ufunc.resolve_dtypes(tuple(args) + (None,) * ufunc.nout)[-1]
+    except TypeError as e:              # NumPy has no loop for these operands
+        raise numpy_error(TypeError, str(e), "convert the operands to float first") from None
+    if out == np.float16:
+        what = " and ".join(dict.fromkeys(abstract(x)[0].name for x in xs))
+        raise unsupported(f"np.{ufunc.__name__} of {what} (NumPy would return float16)",
+                          "convert to float first, e.g. x.astype(np.float32)")
+    return dtypes.as_dtype(out)
+
+
+def python_int_beyond(x, d: DType) -> int:
+    """For a Python int ``x`` beside an integer dtype ``d``: 1 if it lies above ``d``'s range,
+    -1 below, 0 inside (or not a Python int). NumPy 2 compares such ints exactly and clips
+    with them, where arithmetic refuses them (OverflowError)."""
+    if not d.is_int or not isinstance(x, int) or isinstance(x, bool):
+        return 0
+    info = np.iinfo(d.np)
+    return 1 if x > info.max else -1 if x < info.min else 0
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:

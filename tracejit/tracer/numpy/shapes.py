@@ -1,5 +1,5 @@
-"""Shape and layout ops on Tracers: transpose and axis moves, squeeze, flip, slices and padding,
-and the arrays made from a shape (iota, full, zeros_like, ...).
+"""Shape and layout ops on Tracers: transpose and axis moves, squeeze, flip and slices, and the
+arrays made from a shape (iota, full, zeros_like, ...). np.pad is in padding.py.
 
 These move, repeat or pad elements and never compute with them. reshape, broadcast_to,
 expand_dims, concatenate and stack live in lifting.py (lifting needs them); joining and
@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import dtypes, ops
-from ..errors import numpy_error, unsupported
+from ..errors import numpy_error
 from ..trace_state import current_trace
 from ..tracer import Tracer
-from .lifting import astype, broadcast_to, constant, convert, emit, lift, lift_all, reshape
-from .rules import dt, normalize_axes, normalize_axis, requested_dtype
+from .lifting import astype, broadcast_to, constant, emit, lift, lift_all, reshape
+from .rules import normalize_axes, normalize_axis, requested_dtype
 
 
 def transpose(x, axes=None) -> Tracer:
@@ -94,20 +94,6 @@ def slice_(x, starts, stops, steps) -> Tracer:
         return x
     return emit(x._trace, ops.slice, [x], weak=x._weak, starts=starts, stops=stops,
                 steps=steps)
-
-
-def pad(x, pad_width, mode="constant", constant_values=0):
-    x = lift(x)
-    if mode != "constant":
-        raise unsupported(f"np.pad(mode={mode!r})", "use mode='constant'")
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    if not np.isscalar(constant_values) and np.ndim(constant_values) != 0:
-        raise unsupported("np.pad with per-axis constant_values", "pass one scalar")
-    value = convert(lift(constant_values, x._trace), dt(x))
-    if not widths.any():
-        return x
-    return emit(x._trace, ops.pad, [x, value], weak=x._weak, low=widths[:, 0].tolist(),
-                high=widths[:, 1].tolist(), interior=[0] * x.ndim)
 
 
 def broadcast_arrays(*args, subok=False):

@@ -1,0 +1,321 @@
+"""Writing into traced arrays with NumPy's semantics: ``x[key] = v``, ``x += y``, ``out=``,
+``np.copyto``, ``np.add.at``, ``x.fill``.
+
+Each write computes the array's new value as pure IR and stores it (``store``): the written
+tracer, and every array sharing its memory, stands for the new value from then on (views.py).
+A write through a view goes back up the chain of layout ops, each through its inverse
+(``INVERSE``), to the root array. The arguments of a jitted function that were written into
+are returned by the program and copied back into the caller's arrays (trace_function.py).
+
+How a key's write becomes IR:
+- basic keys (ints, slices, None, ...): ``x[key]`` is a view, and storing into a slice is a
+  ``where`` between the old value and the new part padded into place (both fuse);
+- integer-array keys: a ``scatter`` at the flat positions the key selects (computed at trace
+  time when the key is constant; repeated positions keep the last write, as NumPy does);
+- a traced boolean mask: ``where(mask, v, x)`` (the value must broadcast over the selection).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import dtypes, ops
+from ..errors import numpy_error, unsupported
+from ..tracer import Tracer
+from .arithmetic import where as select
+from .indexing import getitem
+from .lifting import broadcast_to, constant, convert, emit, lift, reshape, trace_of
+from .rules import dt, has_tracer
+from .shapes import flip, iota, transpose
+
+# -- storing a new value ----------------------------------------------------------------------
+
+
+def store(t: Tracer, new: Tracer) -> None:
+    """``t``'s memory now holds ``new`` (same shape and dtype): update ``t``, and through the
+    inverse of each layout op, the arrays ``t`` is a view of."""
+    view = t._view
+    if view is None:
+        t._val = new._value
+        if t._cell is not None:
+            t._cell.version += 1
+        return
+    if view.readonly:
+        raise numpy_error(ValueError, "assignment destination is read-only",
+                          "this array is a broadcast (np.broadcast_to, np.broadcast_arrays) "
+                          "or another read-only view: write into a copy, y = x.copy()")
+    parent = view.parent
+    store(parent, INVERSE[view.opdef](parent, new, **view.attrs))
+    t._val = new._value
+    view.version = t._cell.version
+
+
+def _set_slice(parent, new, starts, stops, steps):
+    """``parent`` with ``parent[starts:stops:steps] = new``: ``new`` padded into place (the
+    steps as interior padding), selected by a mask padded the same way."""
+    trace = parent._trace
+    low = list(starts)
+    high = [n - (a + (len(range(a, b, s)) - 1) * s) - 1 if b > a else 0
+            for n, a, b, s in zip(parent.shape, starts, stops, steps)]
+    interior = [s - 1 for s in steps]
+    if 0 in new.shape:
+        return parent
+    placed = emit(trace, ops.pad, [new, constant(np.zeros((), parent.dtype), trace=trace)],
+                  low=low, high=high, interior=interior)
+    ones = broadcast_to(constant(np.ones((), bool), trace=trace), new.shape)
+    mask = emit(trace, ops.pad, [ones, constant(np.zeros((), bool), trace=trace)],
+                low=low, high=high, interior=interior)
+    return emit(trace, ops.where, [mask, placed, parent])
+
+
+def _undo_broadcast(parent, new, **attrs):
+    raise AssertionError("a broadcast is read-only")     # store() refuses before this
+
+
+INVERSE = {
+    ops.slice: _set_slice,
+    ops.reshape: lambda parent, new, shape: reshape(new, parent.shape),
+    ops.transpose: lambda parent, new, perm: transpose(new, list(np.argsort(perm))),
+    ops.rev: lambda parent, new, dims: flip(new, tuple(dims)),
+    ops.broadcast_in_dim: _undo_broadcast,
+}
+
+
+# -- x[key] = v -------------------------------------------------------------------------------
+
+
+def setitem(x: Tracer, key, value) -> None:
+    _check_writable(x, value)
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, Tracer) and k.dtype == np.bool_ for k in keys):
+        return _set_masked(x, keys, value)
+    if any(_is_array_key(k) for k in keys):
+        return _set_positions(x, key, value)
+    target = getitem(x, key)
+    if _same_memory(target, value):
+        return      # x[k] = x[k], as after x[k] += 1: the value is already there
+    if target is x or target._view is not None or target.size == 0:
+        store(target, fit(value, target))
+        return
+    # A 0-d result of an all-int key: NumPy hands back a scalar, not a view; write through
+    # the equivalent key that keeps a 0-d view.
+    store(getitem(x, keys + (Ellipsis,)), fit(value, target))
+
+
+def _same_memory(a: Tracer, b) -> bool:
+    """Whether ``b`` is the same view of the same array as ``a`` (made by the same layout ops
+    from one parent)."""
+    if a is b:
+        return True
+    while isinstance(b, Tracer) and a._view is not None and b._view is not None:
+        va, vb = a._view, b._view
+        if va.opdef is not vb.opdef or va.attrs != vb.attrs or va.replay or vb.replay:
+            return False
+        a, b = va.parent, vb.parent
+        if a is b:
+            return True
+    return False
+
+
+def _is_array_key(k) -> bool:
+    if isinstance(k, Tracer) or isinstance(k, (np.ndarray, range)):
+        return True
+    return isinstance(k, list) or (isinstance(k, tuple) and has_tracer(k))
+
+
+def fit(value, target: Tracer, shape=None) -> Tracer:
+    """``value`` as written into ``target`` (or into ``shape`` elements of it): cast to its
+    dtype as an assignment does (unsafe), broadcast to its shape."""
+    shape = target.shape if shape is None else tuple(shape)
+    v = lift(value, target._trace)
+    while v.ndim > len(shape) and v.shape[0] == 1:
+        v = reshape(v, v.shape[1:])
+    try:
+        ok = v.ndim <= len(shape) and np.broadcast_shapes(v.shape, shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise numpy_error(ValueError, f"could not broadcast input array from shape {v.shape} "
+                          f"into shape {shape}",
+                          "the value must broadcast to the shape of what it is written into")
+    return broadcast_to(convert(v, dt(target)), shape)
+
+
+def _check_writable(x: Tracer, value) -> None:
+    from ..trace_state import current_trace
+    if x._trace is not current_trace():
+        raise unsupported("writing into an array of an enclosing trace (a value the function "
+                          "closed over, inside grad/jit of an inner function)",
+                          "pass it to the inner function as an argument, or return the new "
+                          "value from it")
+    trace_of(x, value)      # an escaped tracer is an error here, as anywhere
+
+
+def _set_masked(x, keys, value):
+    """``x[mask] = v`` with a traced boolean mask: where(mask, v, x)."""
+    if len(keys) != 1:
+        raise unsupported("a traced boolean mask combined with other indices in an "
+                          "assignment", "apply the mask alone: x[mask] = v")
+    mask = keys[0]
+    if mask.shape != x.shape[:mask.ndim]:
+        raise numpy_error(IndexError, f"boolean index of shape {mask.shape} does not match "
+                          f"the array's shape {x.shape}",
+                          "the mask's shape must be the leading part of the array's")
+    rest = x.shape[mask.ndim:]
+    v = lift(value, x._trace)
+    if v.ndim > len(rest) and v.size != 1:
+        raise unsupported("x[mask] = v with an array v of one value per selected element (its "
+                          "length depends on the data)",
+                          "write np.where(mask, new_values_full, x) with a full-size array")
+    if v.size == 1 and v.ndim > len(rest):
+        v = reshape(v, ())
+    selector = reshape(mask, mask.shape + (1,) * len(rest))
+    store(x, select(selector, fit(v, x), x))
+
+
+def _set_positions(x, key, value):
+    """``x[integer arrays, ...] = v``: a scatter at the flat positions the key selects."""
+    flat = reshape(x, (-1,)) if x.ndim != 1 else x
+    if _constant_key(key):
+        where_ = np.arange(x.size).reshape(x.shape)[key]       # NumPy's own reading of key
+        v = fit(value, x, where_.shape)
+        pos = where_.reshape(-1)
+        # Repeated positions: NumPy's last write wins; keep only those writes.
+        _, last_rev = np.unique(pos[::-1], return_index=True)
+        keep = np.sort(pos.size - 1 - last_rev)
+        v = reshape(v, (-1,))
+        if keep.size != pos.size:
+            v = emit(x._trace, ops.take, [v, constant(keep, trace=x._trace)], axis=0)
+        positions = constant(pos[keep], trace=x._trace)
+    else:
+        grid = reshape(iota((x.size,), 0, dtypes.int64, x._trace), x.shape)
+        positions = getitem(grid, key)
+        v = reshape(fit(value, x, positions.shape), (-1,))
+        positions = reshape(positions, (-1,))
+    if positions.size == 0:
+        return
+    new = emit(x._trace, ops.scatter, [_plain(flat), positions, v], axis=0)
+    store(x, reshape(new, x.shape) if x.ndim != 1 else new)
+
+
+def _plain(t: Tracer) -> Tracer:
+    """A tracer of ``t``'s current value, not linked to it (an operand, not a view)."""
+    return Tracer(t._value, t._trace)
+
+
+def _constant_key(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return not any(isinstance(k, Tracer) or (isinstance(k, (list, tuple)) and has_tracer(k))
+                   for k in keys)
+
+
+# -- in-place operators, out=, and the functions that write ------------------------------------
+
+
+def update_in_place(x: Tracer, apply, other, symbol: str) -> Tracer:
+    """``x op= y``: ``x``'s memory gets ``x op y``, cast as a ufunc's ``out`` is (same_kind)."""
+    _check_writable(x, other)
+    write_out(apply(x, other), x, f"ufunc for {symbol}=", casting="same_kind")
+    return x
+
+
+def write_out(result, out, name: str, casting: str = "unsafe"):
+    """``out=``: write ``result`` into ``out`` and return ``out``, as NumPy does (ufuncs cast
+    same_kind, reductions and other functions unsafe)."""
+    if out is None:
+        return result
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise unsupported(f"{name} with several outputs in out=", "assign the results")
+        out = out[0]
+    if not isinstance(out, Tracer):
+        raise unsupported(f"{name}(..., out=a NumPy array) inside a traced function (a "
+                          "NumPy array cannot hold a traced value)",
+                          "make out a traced array, e.g. np.zeros_like(x) of a traced x, or "
+                          "assign the result")
+    result = lift(result, out._trace)
+    if result.ndim > out.ndim or np.broadcast_shapes(result.shape, out.shape) != out.shape:
+        raise numpy_error(ValueError, f"non-broadcastable output operand with shape "
+                          f"{out.shape} doesn't match the broadcast shape {result.shape}",
+                          "out must have the result's shape")
+    _check_writable(out, result)
+    if casting != "unsafe" and not np.can_cast(result.dtype, out.dtype, casting):
+        raise numpy_error(TypeError, f"Cannot cast {name} output from dtype('{result.dtype}') "
+                          f"to dtype('{out.dtype}') with casting rule '{casting}'",
+                          f"convert explicitly: x = (x op y).astype(np.{out.dtype})")
+    store(out, broadcast_to(convert(result, dt(out)), out.shape))
+    return out
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """np.copyto."""
+    if not isinstance(dst, Tracer):
+        raise unsupported("np.copyto into a NumPy array inside a traced function",
+                          "write into a traced array, or assign the result")
+    _check_writable(dst, src)
+    s = lift(src, dst._trace)
+    if casting != "unsafe" and not s._weak and not np.can_cast(s.dtype, dst.dtype, casting):
+        raise numpy_error(TypeError, f"Cannot cast array data from dtype('{s.dtype}') to "
+                          f"dtype('{dst.dtype}') according to the rule '{casting}'",
+                          "pass casting='unsafe' or convert first")
+    new = fit(s, dst)
+    if where is not True:
+        new = select(where, new, dst)
+    store(dst, new)
+
+
+def ufunc_at(ufunc_name: str, a, indices, b=None):
+    """np.add.at / np.subtract.at: unbuffered, so repeated indices accumulate."""
+    from .arithmetic import negative
+    if not isinstance(a, Tracer):
+        raise unsupported(f"np.{ufunc_name}.at on a NumPy array inside a traced function",
+                          "write into a traced array, or compute the result with ops")
+    if ufunc_name not in ("add", "subtract"):
+        raise unsupported(f"np.{ufunc_name}.at", "np.add.at and np.subtract.at are supported")
+    _check_writable(a, b)
+    key = indices if isinstance(indices, tuple) else (indices,)
+    if _constant_key(key):
+        grid = np.arange(a.size).reshape(a.shape)[key]
+        positions = constant(grid, trace=a._trace)
+    else:
+        positions = getitem(reshape(iota((a.size,), 0, dtypes.int64, a._trace), a.shape), key)
+    v = lift(1 if b is None else b, a._trace)
+    if not v._weak and not np.can_cast(v.dtype, a.dtype, "same_kind"):
+        raise numpy_error(TypeError, f"Cannot cast ufunc '{ufunc_name}' output from "
+                          f"dtype('{v.dtype}') to dtype('{a.dtype}') with casting rule "
+                          "'same_kind'", f"convert first: .astype(np.{a.dtype})")
+    v = fit(v, a, positions.shape)
+    if ufunc_name == "subtract":
+        v = negative(v)
+    flat = reshape(_plain(a), (-1,))
+    new = emit(a._trace, ops.scatter_add, [flat, reshape(positions, (-1,)),
+                                           reshape(v, (-1,))], axis=0)
+    store(a, reshape(new, a.shape))
+
+
+def fill_diagonal(a, val, wrap=False):
+    """np.fill_diagonal: a write at the diagonal's positions."""
+    a = lift(a)
+    if a.ndim < 2:
+        raise numpy_error(ValueError, "array must be at least 2-d", "pass a matrix")
+    if a.ndim > 2 and len(set(a.shape)) != 1:
+        raise numpy_error(ValueError, "All dimensions of input must be of equal length",
+                          "pass a square array")
+    n = min(a.shape) if a.ndim > 2 or not wrap else None
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        end = a.size if wrap else a.shape[1] * a.shape[1]
+        pos = np.arange(0, min(end, a.size), step)
+    else:
+        pos = np.ravel_multi_index((np.arange(n),) * a.ndim, a.shape)
+    flat_key = np.unravel_index(pos, a.shape)
+    v = lift(val, a._trace)
+    if v.size > 1:
+        v = _repeat_to(reshape(v, (-1,)), pos.size)
+    setitem(a, flat_key, v)
+
+
+def _repeat_to(v: Tracer, n: int) -> Tracer:
+    """v repeated cyclically to n elements (how np.fill_diagonal uses a sequence of values)."""
+    idx = np.arange(n) % v.size
+    return emit(v._trace, ops.take, [v, constant(idx, trace=v._trace)], axis=0)
+

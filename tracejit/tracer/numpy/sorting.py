@@ -1,0 +1,65 @@
+"""Sorting along an axis: np.sort, np.argsort and x.argsort (x.sort() sorts in place:
+assignment's subject, not this module's).
+
+Every stage sorts with NumPy's own sort of the kind asked for (the interpreter and the NumPy tier
+run the ops' reference implementations, compiled programs call NumPy from their entry), so the
+results are NumPy's exactly: NaN last, and ties in NumPy's order, which for the default kind
+("quicksort", an unstable introsort) is not their original order; kind="stable" (or
+stable=True) keeps it. The gradient of sort scatters the cotangent back through the sorting
+permutation; argsort's integer result has none.
+"""
+from __future__ import annotations
+
+from ...ir import ops
+from ..errors import numpy_error
+from .lifting import emit, lift, reshape
+from .rules import normalize_axis
+
+_KINDS = {"q": "quicksort", "h": "heapsort", "m": "stable", "s": "stable"}
+
+
+def sort_kind(kind, stable) -> str:
+    """NumPy's reading of ``kind=`` and ``stable=``: the first letter names the kind."""
+    if stable is not None:
+        if kind is not None:
+            raise numpy_error(ValueError, "`kind` and keyword parameters can't be provided at "
+                              "the same time. Use only one of them.", "pass kind or stable")
+        return "stable" if stable else "quicksort"
+    if kind is None:
+        return "quicksort"
+    if not isinstance(kind, str):
+        raise numpy_error(TypeError, f"sort kind must be str, not {type(kind).__name__}",
+                          "pass 'quicksort', 'heapsort' or 'stable'")
+    if kind[:1].lower() not in _KINDS:
+        raise numpy_error(ValueError, "sort kind must be one of 'quick', 'heap', or 'stable' "
+                          f"(got {kind!r})", "pass 'quicksort', 'heapsort' or 'stable'")
+    return _KINDS[kind[:1].lower()]
+
+
+def _check_order(order):
+    if order is not None:
+        raise numpy_error(ValueError, "Cannot specify order when the array has no fields.",
+                          "drop order=: traced arrays have no named fields")
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """np.sort: a sorted copy; axis=None sorts the flattened array."""
+    x = lift(a)
+    kind = sort_kind(kind, stable)
+    _check_order(order)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    return emit(x._trace, ops.sort, [x], weak=x._weak, axis=axis, kind=kind)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """np.argsort: int64 indices that sort ``a`` along the axis; axis=None sorts the flattened
+    array, and a 0-d array counts as 1-d (NumPy gives array([0]))."""
+    x = lift(a)
+    kind = sort_kind(kind, stable)
+    _check_order(order)
+    if axis is None or x.ndim == 0:
+        x, axis = reshape(x, (-1,)), 0 if axis is None else axis
+    axis = normalize_axis(axis, x.ndim)
+    return emit(x._trace, ops.argsort, [x], axis=axis, kind=kind)

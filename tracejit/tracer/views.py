@@ -1,0 +1,144 @@
+"""Which traced arrays share memory, so that a write through one is seen through the others.
+
+IR values are immutable; NumPy arrays are not. To trace code that writes into arrays
+(``x[i] = v``, ``x += y``, ``out=``), every write makes a new IR value, and the traced array
+written to stands for it from then on (functionalization, as in ``torch.func.functionalize``).
+Arrays that NumPy would let share memory must follow: ``y = x[1:]; x[1] = 5`` changes ``y``.
+
+So each layout op applied to a tracer (slice, reshape, transpose, rev, broadcast) records the
+result as a *view* of its operand: the op, to be replayed on the operand's current value when
+the view is next read after a write into the memory they share (a ``Cell``, counting writes).
+A write through a view goes back up the chain through each op's inverse (assignment.py), down
+to the *root*, the array that is not a view. NumPy functions that return new arrays cut these
+links at the NumPy boundary (``fresh``), so a link only survives where NumPy returns a view.
+
+Whether a reshape of a view is a view or a copy depends on the view's strides, as in NumPy:
+each view can produce a *proxy*, a NumPy array of one byte per element with the strides the
+real array would have, on which NumPy itself answers. Roots are taken to be C-contiguous.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import ops
+
+LAYOUT_VIEWS = frozenset((ops.slice, ops.reshape, ops.transpose, ops.rev, ops.broadcast_in_dim))
+
+
+class Cell:
+    """The memory a root and its views share: its root tracer and how many writes it has had."""
+    __slots__ = ("root", "version", "proxy")
+
+    def __init__(self, root):
+        self.root = root
+        self.version = 0
+        self.proxy = None
+
+
+class View:
+    """How a view derives from its parent: one layout op, replayed when the view is stale (or,
+    for a read-only view NumPy makes with strides tracejit has no layout op for, such as
+    np.diagonal, the function that made it: ``replay``)."""
+    __slots__ = ("parent", "opdef", "attrs", "version", "readonly", "proxy", "replay")
+
+    def __init__(self, parent, opdef, attrs, version, readonly, replay=None):
+        self.parent = parent
+        self.opdef = opdef
+        self.attrs = attrs
+        self.version = version
+        self.readonly = readonly
+        self.proxy = None
+        self.replay = replay
+
+
+def cell_of(t) -> Cell:
+    if t._cell is None:
+        t._cell = Cell(t)
+    return t._cell
+
+
+def link(result, parent, opdef, attrs) -> None:
+    """Record ``result`` (made by a layout op on ``parent``) as a view of ``parent``, unless
+    NumPy would have copied (a reshape that the view's strides do not allow)."""
+    if result._trace is not parent._trace or result is parent:
+        return
+    view = parent._view
+    if opdef is ops.reshape and view is not None:
+        p = proxy(parent)
+        if not np.may_share_memory(p.reshape(attrs["shape"]), p):
+            return
+    cell = cell_of(parent)
+    readonly = (view is not None and view.readonly) or (
+        opdef is ops.broadcast_in_dim and _broadcasts(parent.shape, attrs))
+    result._cell = cell
+    result._view = View(parent, opdef, attrs, cell.version, readonly)
+
+
+def link_readonly(result, parent, replay) -> None:
+    """Record ``result = replay(parent)`` as a read-only view of ``parent``."""
+    if result is parent or result._trace is not parent._trace or result._view is not None:
+        return
+    cell = cell_of(parent)
+    result._cell = cell
+    result._view = View(parent, None, {}, cell.version, True, replay)
+
+
+def _broadcasts(shape, attrs) -> bool:
+    """A broadcast that repeats elements (a read-only view in NumPy), not one adding 1-dims."""
+    out, dims = attrs["shape"], attrs["dims"]
+    mapped = {d: shape[i] for i, d in enumerate(dims)}
+    return any(mapped.get(d, 1) != n for d, n in enumerate(out))
+
+
+def refresh(t) -> None:
+    """Bring a stale view up to date: replay its op on its parent's current value."""
+    view = t._view
+    if view.replay is not None:
+        t._val = view.replay(view.parent)._value
+    else:
+        t._val = t._trace.emit(view.opdef, [view.parent._value], **view.attrs).result
+    view.version = t._cell.version
+
+
+def proxy(t) -> np.ndarray:
+    """A NumPy array with ``t``'s strides (one byte per element), for NumPy to decide what is
+    a view."""
+    view = t._view
+    if view is None:
+        cell = cell_of(t)
+        if cell.proxy is None:
+            cell.proxy = np.empty(t.shape, np.uint8)
+        return cell.proxy
+    if view.proxy is None:
+        if view.replay is not None:     # no layout op to mimic: any reshape of it copies
+            return np.empty(t.shape, np.uint8)
+        view.proxy = _PROXY_OPS[view.opdef](proxy(view.parent), **view.attrs)
+    return view.proxy
+
+
+def _broadcast_proxy(p, shape, dims):
+    shaped = [1] * len(shape)
+    for i, d in enumerate(dims):
+        shaped[d] = p.shape[i]
+    return np.broadcast_to(p.reshape(shaped), shape)
+
+
+_PROXY_OPS = {
+    ops.slice: lambda p, starts, stops, steps: p[tuple(map(slice, starts, stops, steps))],
+    ops.reshape: lambda p, shape: p.reshape(shape),
+    ops.transpose: lambda p, perm: p.transpose(perm),
+    ops.rev: lambda p, dims: np.flip(p, tuple(dims)),
+    ops.broadcast_in_dim: _broadcast_proxy,
+}
+
+
+def fresh(result, inputs=()):
+    """``result`` as new arrays: what a NumPy function that returns a copy gives. A tracer
+    that is a view, or that is one of the inputs, is replaced by a new root on its value."""
+    if isinstance(result, (list, tuple)):
+        items = [fresh(r, inputs) for r in result]    # a namedtuple (SlogdetResult) takes *items
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if hasattr(result, "_view") and (result._view is not None
+                                     or any(result is x for x in inputs)):
+        return type(result)(result._value, result._trace, result._weak)
+    return result
