@@ -21,6 +21,10 @@ After grouping, a loop group that reads only one matmul group's results (and par
 constants) at its full index joins that group's epilogue, which then writes both: the ReLU of a
 pre-activation that the backward pass keeps runs in the matmul's pass over its output.
 
+Cost model: fusing never computes more than NumPy would. A costly op (a transcendental) does
+not join a group in which it would be recomputed: one reading a value broadcast along a loop
+outside the loops it varies with (``recomputes``); it starts a kernel over its own shape.
+
 Legality is checked by following index tuples from the group's outputs down to its inputs,
 symbolically (dims of F named ``d0, d1, ...``, ``0`` for a broadcast size-1 dim, ``?`` for anything computed): a
 reduction must be reached only at the outer index, a matmul only at the full index.
@@ -116,7 +120,9 @@ def same_index(idx: tuple, ref: tuple, shape: tuple) -> bool:
         a == b or n == 1 for a, b, n in zip(idx, ref, shape))
 
 
-def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
+def _legal(g: FusionGroup, outputs: list, inside: set) -> dict | None:
+    """The symbolic indices at which each value inside ``g`` is read, or None if ``g`` is not
+    legal."""
     # Dims of F are named d0, d1, ...: never the literal 0 that a broadcast size-1 dim reads.
     full = tuple(f"d{d}" for d in range(len(g.space)))
     outer = tuple(f"d{d}" for d in range(len(g.space)) if d not in g.axes)
@@ -127,18 +133,18 @@ def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
         elif v.shape == g.outer and g.kind == "loop":
             requests.setdefault(v, set()).add(outer)
         else:
-            return False
+            return None
     for op in reversed(g.ops):
         wanted = requests.get(op.result, set()) if op.results else set()
         if is_reduction(op):
             if not all(same_index(i, outer, g.outer) for i in wanted):
-                return False
+                return None
             if op.operands[0] in inside:
                 requests.setdefault(op.operands[0], set()).add(full)
             continue
         if op is g.head:
             if not all(same_index(i, full, g.space) for i in wanted):
-                return False
+                return None
             continue
         for i in wanted:
             if op.opdef.category == "layout":
@@ -148,7 +154,29 @@ def _legal(g: FusionGroup, outputs: list, inside: set) -> bool:
             for v, oi in zip(op.operands, operand_idx):
                 if v in inside:
                     requests.setdefault(v, set()).add(oi)
-    return True
+    return requests
+
+
+def recomputes(g: FusionGroup, op: Op, requests: dict) -> bool:
+    """Whether ``op`` inside ``g`` would be computed more often than once per element of its
+    own result, as NumPy computes it: it reads a value broadcast along a loop of ``g`` that is
+    outside the loops it varies with (``x * np.exp(b)`` with ``b`` along the rows recomputes
+    the exp for every row). A loop group places each value just inside the outermost loop
+    covering its indices (codegen/kernel.py), so only a broadcast dim outside them repeats it;
+    a matmul epilogue places nothing, so any broadcast dim does. In a group with reductions,
+    a value read at the outer index is computed once per outer element: not modelled here."""
+    if g.axes:
+        return False
+    for idx in requests.get(op.result, ()):
+        if "?" in idx:
+            continue                    # a computed index: no claim either way
+        used = {int(i[1:]) for i in idx if i.startswith("d")}
+        if not used:
+            continue                    # loop-invariant: computed once, before the loops
+        inner = max(used) if g.head is None else len(g.space)
+        if any(g.space[m] > 1 for m in range(inner) if m not in used):
+            return True
+    return False
 
 
 class _Grouper:
@@ -165,10 +193,15 @@ class _Grouper:
         return [r for op in g.ops for r in op.results
                 if r in self.results or any(u not in inside for u in self.users.get(r, ()))]
 
-    def check(self, g: FusionGroup) -> bool:
+    def check(self, g: FusionGroup, op: Op | None = None) -> bool:
+        """Whether ``g`` (just joined by ``op``) is legal and, by the cost model, worth it:
+        a costly op (a transcendental) joins only if it is not recomputed there."""
         g.ops.sort(key=self.pos.__getitem__)
         inside = {r for op in g.ops for r in op.results}
-        return _legal(g, self.outputs(g), inside)
+        requests = _legal(g, self.outputs(g), inside)
+        if requests is None:
+            return False
+        return op is None or not op.opdef.costly or not recomputes(g, op, requests)
 
     def try_join(self, op: Op) -> FusionGroup | None:
         if len(op.results) != 1:
@@ -220,7 +253,7 @@ class _Grouper:
             return None
         g.ops.append(op)
         self.group_of[op] = g
-        if self.check(g):
+        if self.check(g, op):
             return g
         g.ops.remove(op)
         del self.group_of[op]
