@@ -356,3 +356,27 @@ def test_grad_with_repeated_traced_indices_goes_to_the_last_write_only():
     eps = 1e-6
     fd = [(loss(v + eps * e, idx) - loss(v - eps * e, idx)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+class _RunningMean:
+    def __init__(self):
+        self.mean = np.zeros(3)
+        self.buffers = {"count": np.zeros(1)}   # a 0-d one would become a NumPy scalar, static
+
+    def update(self, x):
+        self.mean = 0.9 * self.mean + 0.1 * x.mean(axis=0)
+        self.buffers["count"] = self.buffers["count"] + 1
+        self.mean[0] += 1.0
+        return x - self.mean
+
+    jitted_update = tracejit.jit(update)
+
+
+def test_a_jitted_method_storing_into_self_updates_the_object_as_eagerly():
+    eager, jitted = _RunningMean(), _RunningMean()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.standard_normal((4, 3))
+        np.testing.assert_allclose(jitted.jitted_update(x), eager.update(x))
+    np.testing.assert_allclose(jitted.mean, eager.mean)
+    assert jitted.buffers["count"] == eager.buffers["count"] == 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import set_leaf, unflatten
+from ..tracer.pytree import set_leaves, unflatten
 from ..tracer.trace_function import Traced
 
 
@@ -60,8 +60,8 @@ class CompiledEntry:
     def _store_into(self, tree, values):
         """The function replaced entries of dicts or lists among its arguments
         (``state["m"] = v``): the caller's containers get the new values, as eagerly."""
-        for i, value in zip(self._stored, values):
-            set_leaf(tree, i, value[()] if value.ndim == 0 else value)
+        set_leaves(tree, {i: value[()] if value.ndim == 0 else value
+                          for i, value in zip(self._stored, values)})
 
     def _rebuild(self, outs):
         outs = [o[()] if s else o for o, s in zip(outs[:self._n], self._scalar)]

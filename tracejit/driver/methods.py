@@ -93,7 +93,13 @@ def _unflatten_self(aux, children):
     return obj
 
 
-register_pytree_node(BoundSelf, _flatten_self, _unflatten_self)
+def _set_attribute(b: BoundSelf, i: int, value) -> None:
+    """A jitted method stored into ``self.<attr>``: the caller's object gets the new value."""
+    setattr(b.obj, _flatten_self(b)[1][1][i], value)
+
+
+register_pytree_node(BoundSelf, _flatten_self, _unflatten_self, wrap=BoundSelf,
+                     set_child=_set_attribute)
 
 
 def unwrap_self(args):

@@ -8,11 +8,22 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 _NODES: dict[type, tuple[Callable, Callable]] = {}
+# For nodes whose unflatten builds an object of another type (a jitted method's ``self``):
+# wrap(obj) -> the node again, and set_child(node, i, value), which stores child i into the
+# caller's object (how stores into it reach the caller; see trace_function.py).
+_WRAP: dict[type, Callable] = {}
+_SET_CHILD: dict[type, Callable] = {}
 
 
-def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
+def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
+                         wrap: Callable | None = None, set_child: Callable | None = None
+                         ) -> None:
     """flatten(obj) -> (children, aux); unflatten(aux, children) -> obj. aux must be hashable."""
     _NODES[cls] = (flatten, unflatten)
+    if wrap is not None:
+        _WRAP[cls] = wrap
+    if set_child is not None:
+        _SET_CHILD[cls] = set_child
 
 
 @dataclass(frozen=True)
@@ -109,32 +120,47 @@ def _unflatten(td: TreeDef, it):
     return td.kind(*children)  # namedtuple
 
 
-def set_leaf(tree, index: int, value) -> None:
-    """Put ``value`` in place of leaf number ``index`` (in flatten's order) in the dict or list
-    holding it: how a jitted function's store into its argument's container reaches the
-    caller's container."""
-    count = 0
+def set_leaves(tree, values: dict) -> None:
+    """Put ``values[i]`` in place of leaf number ``i`` (in flatten's order) in the dict, list or
+    registered node holding it: how a jitted function's stores into its arguments' containers
+    reach the caller's. Every place is found before any is written, since a write can change
+    how a node flattens."""
+    places, count = [], 0
 
-    def walk(obj) -> bool:
+    def walk(obj) -> None:
         nonlocal count
         kind, aux, children, _ = _children(obj)
         for pos, child in enumerate(children):
-            if _children(child) is None:
-                if count == index:
-                    if kind is dict:
-                        obj[aux[pos]] = value
-                    elif kind is list:
-                        obj[pos] = value
-                    else:
-                        raise TypeError(f"leaf {index} is held by an immutable {kind}")
-                    return True
-                count += 1
-            elif walk(child):
-                return True
-        return False
+            if _children(child) is not None:
+                walk(child)
+                continue
+            if count in values:
+                if kind not in (dict, list) and kind not in _SET_CHILD:
+                    raise TypeError(f"leaf {count} is held by an immutable {kind}")
+                places.append((obj, kind, aux, pos, values[count]))
+            count += 1
 
-    if not walk(tree):
-        raise IndexError(f"the tree has no leaf {index}")
+    walk(tree)
+    for obj, kind, aux, pos, value in places:
+        if kind is dict:
+            obj[aux[pos]] = value
+        elif kind is list:
+            obj[pos] = value
+        else:
+            _SET_CHILD[kind](obj, pos, value)
+
+
+def rewrap(tree, treedef: TreeDef):
+    """``tree`` as unflattened from ``treedef`` and then used, with the objects that registered
+    nodes unflattened into wrapped again, so that it flattens like the original."""
+    if treedef.kind in _WRAP:
+        return _WRAP[treedef.kind](tree)
+    if treedef.kind in (tuple, list) and type(tree) is treedef.kind \
+            and len(tree) == len(treedef.children):
+        return treedef.kind(rewrap(c, td) for c, td in zip(tree, treedef.children))
+    if treedef.kind is dict and type(tree) is dict and tuple(sorted(tree)) == treedef.aux:
+        return {k: rewrap(tree[k], td) for k, td in zip(treedef.aux, treedef.children)}
+    return tree
 
 
 def tree_map(f, tree, *rest):

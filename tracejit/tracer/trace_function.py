@@ -11,7 +11,7 @@ from .arguments import abstract_leaf
 from .errors import unsupported
 from .leaks import check_no_leaks
 from .numpy.lifting import convert, lift, trace_of
-from .pytree import TreeDef, flatten, flatten_with_paths, unflatten
+from .pytree import TreeDef, flatten, flatten_with_paths, rewrap, unflatten
 from .trace_state import Trace
 from .tracer import Tracer
 
@@ -95,7 +95,7 @@ def _stores_into_containers(tree, in_tree, tracers, tr):
     """The argument leaves whose dict or list entry the function replaced, and their new
     values. Only where the arguments keep their structure (a method's ``self`` is rebuilt
     as a copy, and new keys have no leaf to name)."""
-    leaves, tree_now = flatten(tree)
+    leaves, tree_now = flatten(rewrap(tree, in_tree))
     if tree_now != in_tree:
         return [], []
     stored = [i for i, (x, t) in enumerate(zip(leaves, tracers)) if x is not t]
