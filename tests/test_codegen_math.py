@@ -5,6 +5,7 @@ import pytest
 from numba import njit
 
 from tracejit.codegen.mathlib import _scale_by_exponent_bits, exp32, logistic32, tanh32
+from tracejit.codegen.mathlib import TRIG32_MAX, arctan2_32, arctan32, cos32, log1p32, log32, sin32
 
 
 def _elementwise(fn):
@@ -95,3 +96,143 @@ def test_division_by_a_row_invariant_is_within_an_ulp_and_keeps_special_values()
     assert (np.signbit(got[ok]) == np.signbit(want[ok])).all()
     assert _ulps(np.abs(got[ok]), np.abs(want[ok])).max() <= 2
     assert _ulps(np.abs(got[ok]), np.abs(want[ok]))[np.abs(want[ok]) >= 2.0**-126].max() <= 1
+
+
+# -- sin, cos, log, log1p, arctan, arctan2: float64 inside, within 1 ulp -------------------------
+@njit(fastmath={"contract"}, error_model="numpy")     # as kernels are compiled
+def _arctan2_loop(y, x):
+    out = np.empty_like(y)
+    for i in range(y.size):
+        out[i] = arctan2_32(y[i], x[i])
+    return out
+
+
+# loops compiled as kernels are (error_model="numpy": no zero-division checks in the loop)
+_RUN32 = {f: njit(fastmath={"contract"}, error_model="numpy")(_elementwise(f).py_func)
+          for f in (sin32, cos32, log32, log1p32, arctan32)}
+
+
+def _every_binade(n, hi_bits, seed, signed=True):
+    """n float32s with bit patterns uniform below ``hi_bits``: every binade alike, denormals
+    included (an exponent sweep, which linspace is not)."""
+    rng = np.random.default_rng(seed)
+    b = rng.integers(0, hi_bits, n, dtype=np.uint32)
+    if signed:
+        b |= rng.integers(0, 2, n, dtype=np.uint32) << np.uint32(31)
+    return b.view(np.float32)
+
+
+def _f64_rounded(ref, *args):
+    with np.errstate(all="ignore"):
+        return ref(*(a.astype(np.float64) for a in args)).astype(np.float32)
+
+
+_F32_INF_BITS = 0x7F800000
+_TRIG_MAX_BITS = int(np.float32(TRIG32_MAX).view(np.int32))
+
+
+@pytest.mark.parametrize("fn, ref, hi_bits, signed", [
+    (sin32, np.sin, _TRIG_MAX_BITS, True),
+    (cos32, np.cos, _TRIG_MAX_BITS, True),
+    (log32, np.log, _F32_INF_BITS, False),
+    (log1p32, np.log1p, _F32_INF_BITS, True),      # NaN below -1
+    (arctan32, np.arctan, _F32_INF_BITS, True),
+])
+def test_float64_inside_functions_are_within_one_ulp_in_every_binade(fn, ref, hi_bits, signed):
+    """A sample of every binade they cover (every float32 was checked once, offline: at most
+    1 ulp), and a dense grid where kernels mostly evaluate them."""
+    x = np.concatenate([_every_binade(1_000_000, hi_bits, 0, signed),
+                        np.linspace(0 if fn is log32 else -1 if fn is log1p32 else -30, 30,
+                                    300_001, dtype=np.float32)])
+    got, want = _RUN32[fn](x), _f64_rounded(ref, x)
+    nan = np.isnan(want)
+    assert (np.isnan(got) == nan).all() and _ulps(got[~nan], want[~nan]).max() <= 1
+
+
+def test_sin_and_cos_reduce_exactly_near_multiples_of_half_pi_up_to_their_bound():
+    """Range reduction cancels most where x is nearest a multiple of pi/2: the float32s whose
+    remainder is smallest (found by scanning every float32 below 2**50), and the float32s
+    around k pi/2 for k up to the bound, all within 1 ulp; NaN from 2**50 on, not a wrong
+    value."""
+    hardest = np.array([21999384576.0, 43998769152.0, 252.89820861816406, 1522788990976.0,
+                        505.7964172363281, 42781604.0, 4.71238899230957, 52516.43359375],
+                       np.float32)
+    k = np.unique(np.geomspace(1, TRIG32_MAX / np.pi * 2, 4000).astype(np.int64))
+    near = np.float32(k * (np.pi / 2)).view(np.int32)
+    around = (near[:, None] + np.arange(-3, 4, dtype=np.int32)).ravel().view(np.float32)
+    top = np.nextafter(np.float32(TRIG32_MAX), np.float32(0))    # 2**50 - 2**26
+    below = top - np.arange(64, dtype=np.float32) * np.float32(2**26)
+    x = np.concatenate([hardest, around, below])
+    x = np.concatenate([x, -x])
+    x = x[np.abs(x) < TRIG32_MAX]
+    for fn, ref in ((sin32, np.sin), (cos32, np.cos)):
+        assert _ulps(_RUN32[fn](x), _f64_rounded(ref, x)).max() <= 1
+        beyond = np.array([TRIG32_MAX, -TRIG32_MAX, 3e38, np.inf, -np.inf], np.float32)
+        assert np.isnan(_RUN32[fn](beyond)).all()
+
+
+def test_arctan2_is_within_one_ulp_of_float64_in_every_quadrant_and_scale():
+    rng = np.random.default_rng(1)
+    y = _every_binade(500_000, _F32_INF_BITS, 2)
+    x = _every_binade(500_000, _F32_INF_BITS, 3)
+    # magnitudes close together, across tan(pi/8) and 1, where the reduction switches
+    r = rng.uniform(0.3, 1.2, 500_000).astype(np.float32)
+    yc = rng.standard_normal(500_000).astype(np.float32)
+    xc = (yc * r * rng.choice(np.array([-1, 1], np.float32), 500_000)).astype(np.float32)
+    y, x = np.concatenate([y, yc, xc]), np.concatenate([x, xc, yc])
+    assert _ulps(_arctan2_loop(y, x), _f64_rounded(np.arctan2, y, x)).max() <= 1
+
+
+def _same_as_numpy(got, want):
+    """Equal values with equal signs of zero, NaN where NumPy's NaN."""
+    nan = np.isnan(want)
+    return (np.isnan(got) == nan).all() and (got[~nan] == want[~nan]).all() and \
+        (np.signbit(got[~nan]) == np.signbit(want[~nan])).all()
+
+
+def test_sin_cos_log_log1p_arctan_keep_numpys_special_values():
+    tiny = np.float32(1e-45)
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny], np.float32)
+    with np.errstate(all="ignore"):
+        for fn, ref in ((sin32, np.sin), (cos32, np.cos), (log32, np.log), (log1p32, np.log1p),
+                        (arctan32, np.arctan)):
+            assert _same_as_numpy(_RUN32[fn](x), ref(x)), fn
+    assert np.isnan(_RUN32[log32](np.array([-1.0, -tiny, -3e38], np.float32))).all()
+    np.testing.assert_array_equal(_RUN32[log1p32](np.array([-1.0, -1.5, -3e38], np.float32)),
+                                  [-np.inf, np.nan, np.nan])
+
+
+def test_arctan2_keeps_numpys_signed_zeros_infinities_and_nans():
+    v = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1e-45, -3e38], np.float32)
+    y, x = (a.ravel() for a in np.meshgrid(v, v))
+    # float64's arctan2 rounded: NumPy's float32 arctan2(-3e38, -1) is 1 ulp off
+    assert _same_as_numpy(_arctan2_loop(y, x), _f64_rounded(np.arctan2, y, x))
+
+
+def test_float32_sin_cos_log_log1p_arctan_loops_vectorize_without_libm_calls():
+    """The reason these exist: a loop over them is vector code (float64 lanes inside), where
+    math.sin etc. leave a libm call per element (LLVM's vector sin intrinsic is expanded into
+    one call per lane)."""
+    import re
+    x = np.ones(16, np.float32)
+    loops = [_RUN32[f] for f in (sin32, cos32, log32, log1p32, arctan32)] + [_arctan2_loop]
+    for run in loops:
+        run(*([x] * (2 if run is _arctan2_loop else 1)))
+        ir = run.inspect_llvm(run.signatures[0])
+        assert re.search(r"<\d+ x double>", ir), run
+        assert not re.search(r"call [^\n]*@(llvm\.)?(sin|cos|log|atan)", ir), run
+
+
+def test_float32_kernels_use_them_and_float64_kernels_libm():
+    import tracejit
+    f = tracejit.jit(lambda x: np.sin(x) + np.cos(x) + np.log(x) + np.log1p(x) + np.arctan(x) +
+                     np.arctan2(x, 1 - x), tiered=False)
+    x = np.linspace(0.1, 3.0, 33, dtype=np.float32)
+    src = f.lower(x).source
+    for name in ("sin32(", "cos32(", "log32(", "log1p32(", "arctan32(", "arctan2_32("):
+        assert name in src
+    want = np.sin(x) + np.cos(x) + np.log(x) + np.log1p(x) + np.arctan(x) + np.arctan2(x, 1 - x)
+    assert f(x).dtype == np.float32
+    np.testing.assert_allclose(f(x), want, rtol=1e-6, atol=1e-6)
+    src64 = f.lower(x.astype(np.float64)).source
+    assert "math.sin(" in src64 and "sin32(" not in src64 and "arctan2_32(" not in src64

@@ -39,6 +39,19 @@ def test_fmod_of_integers_is_integer_and_gives_zero_for_a_zero_divisor():
     np.testing.assert_array_equal(got, want)
 
 
+def test_power_zero_is_ones_of_numpys_dtype_even_for_nan_and_inf():
+    """x ** 0 is ones, without a pow per element, as NumPy's fast path (5e5 float64:
+    3.8 ms with the pows, 0.15 ms without)."""
+    for x in (EDGES, EDGES.astype(np.float32), np.arange(-3, 3, dtype=np.int32),
+              np.array([True, False])):
+        for f in (lambda x: x ** 0, lambda x: x ** 0.0, lambda x: np.power(x, 0)):
+            got, want = tracejit.jit(f)(x), f(x)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    ir = str(tracejit.make_ir(lambda x: x ** 0)(EDGES))
+    assert "power" not in ir
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 def test_cumsum_matches_numpy_in_value_and_dtype(dtype, axis):

@@ -186,6 +186,18 @@ def test_pad_constant_values_per_side_and_axis_cast_like_numpy(values):
                 np.pad(np.ones(2, np.float32), 1, constant_values=v))
 
 
+def test_one_constant_on_every_side_is_one_pad_that_fills_only_the_borders():
+    """One copy of the array, as np.pad makes; the compiled pad writes the borders and the
+    interior once each (filling the whole buffer first wrote it twice)."""
+    def f(x):
+        return np.pad(x, ((1, 2), (0, 3), (2, 0)), constant_values=-1.5), np.pad(x, 2)
+    x = RNG.standard_normal((3, 4, 5))
+    ir = str(tj.make_ir(f)(x))
+    assert ir.count(" = pad ") == 2
+    for got, want in zip(tj.jit(f)(x), f(x)):
+        assert_same(got, want)
+
+
 @pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric"])
 def test_pad_derivatives_match_finite_differences(mode):
     x = RNG.standard_normal((3, 4))

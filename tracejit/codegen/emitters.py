@@ -141,7 +141,9 @@ def _(op, a, b):
 
 
 # -- transcendentals: vectorizable float32 versions from mathlib, libm for float64 -----------
-_FAST32 = {ops.exp: "exp32", ops.tanh: "tanh32", ops.logistic: "logistic32"}
+_FAST32 = {ops.exp: "exp32", ops.tanh: "tanh32", ops.logistic: "logistic32", ops.sin: "sin32",
+           ops.cos: "cos32", ops.log: "log32", ops.log1p: "log1p32", ops.arctan: "arctan32"}
+_FAST32_BINARY = {ops.arctan2: "arctan2_32"}
 _LIBM = {ops.exp: "exp", ops.expm1: "expm1", ops.log: "log", ops.log1p: "log1p",
          ops.sin: "sin", ops.cos: "cos", ops.tan: "tan", ops.tanh: "tanh", ops.sinh: "sinh",
          ops.cosh: "cosh", ops.arcsin: "asin", ops.arccos: "acos", ops.arctan: "atan",
@@ -166,6 +168,8 @@ def _(op, a):
 
 @emit(ops.arctan2, ops.hypot, ops.copysign)
 def _(op, a, b):
+    if _t(op).name == "float32" and op.opdef in _FAST32_BINARY:
+        return f"{_FAST32_BINARY[op.opdef]}({a}, {b})"
     fn = {ops.arctan2: "atan2", ops.hypot: "hypot", ops.copysign: "copysign"}[op.opdef]
     return f"{np_name(_t(op))}(math.{fn}({a}, {b}))"
 

@@ -2,10 +2,13 @@
 
 pip's llvmlite has no SVML, so ``math.exp`` inside a Numba loop is a scalar libm call per element
 and the loop does not vectorize. These are branch-free (selects only) polynomial approximations
-with Cody-Waite range reduction, which LLVM vectorizes inside a loop (zmm registers on AVX-512).
-They keep NumPy's special values: NaN in gives NaN, exp(+inf) = inf, exp(-inf) = 0,
-tanh(+-inf) = +-1. Accuracy: within 2 ulp of float64 rounded to float32 (tests/test_codegen_math.py).
-float64 kernels call ``math``'s libm functions instead.
+with Cody-Waite range reduction, which LLVM vectorizes inside a loop (zmm registers on AVX-512,
+ymm on AVX2). They keep NumPy's special values: NaN in gives NaN, exp(+inf) = inf, exp(-inf) = 0,
+tanh(+-inf) = +-1, sin(-0.0) = -0.0, sin(+-inf) = NaN, log(0) = -inf, log(x < 0) = NaN,
+arctan2's signed zeros and infinities. Accuracy: within 2 ulp of float64 rounded to float32
+(tests/test_codegen_math.py); sin32, cos32, log32, log1p32, arctan32 and arctan2_32 compute in
+float64 and are within 1 ulp, but sin32 and cos32 only for |x| < 2**50 (1.1e15): they return NaN
+beyond (``_sin_or_cos`` says why). float64 kernels call ``math``'s libm functions instead.
 """
 from __future__ import annotations
 
@@ -153,6 +156,214 @@ def tanh32(x):
 @njit(inline="always", fastmath={"contract"})
 def logistic32(x):
     return _F(1.0) / (_F(1.0) + exp32(-x))
+
+
+# -- sin, cos, log, log1p, arctan, arctan2 of float32, computed in float64 ----------------------
+# NumPy evaluates some of these with SIMD (float32 sin, cos, log with AVX2; SVML on AVX-512); a
+# libm call per element kept the fused loop scalar (NPBench arc_distance at 0.8x NumPy). Here the
+# range reduction and the polynomials run in float64 (four lanes per ymm register on AVX2): one
+# rounding at the end, so the results are within 1 ulp of float64 rounded to float32 (every
+# float32 input checked once, offline; tests/test_codegen_math.py samples every binade).
+# Polynomial coefficients: minimax fits (Lawson's iteration, in long double) of the functions'
+# Taylor-series remainders; relative error 2**-37 (sin), 2**-34 (cos), 2**-35 (atan), 2**-30 (log).
+
+@intrinsic
+def f32_bits(typingctx, x):
+    """The bits of a float32 as an int32 (a bit cast, no conversion)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(32))
+
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def f64_bits(typingctx, x):
+    """The bits of a float64 as an int64 (a bit cast, no conversion)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def fma64(typingctx, a, b, c):
+    """``a * b + c`` rounded once: LLVM's fma, one vfmadd on CPUs with FMA (x86-64 since 2013,
+    every ARM64); elsewhere a libm call, still exact. sin32's reduction needs it exact."""
+    if (a, b, c) != (types.float64,) * 3:
+        return None
+
+    def codegen(context, builder, signature, args):
+        ty = llvm_ir.DoubleType()
+        fn = cgutils.get_or_insert_function(builder.module, llvm_ir.FunctionType(ty, [ty] * 3),
+                                            "llvm.fma.f64")
+        return builder.call(fn, args)
+
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+_H = float.fromhex
+_SHIFT52 = 6755399441055744.0   # 1.5 * 2**52: adding and subtracting it rounds to an integer
+_TWO_OVER_PI = _H("0x1.45f306dc9c883p-1")
+_NEG_PIO2_1 = _H("-0x1.921fb54442d18p+0")     # -pi/2 as a sum of three doubles (159 bits)
+_NEG_PIO2_2 = _H("-0x1.1a62633145c07p-54")
+_NEG_PIO2_3 = _H("0x1.f1976b7ed8fbcp-110")
+TRIG32_MAX = 2.0 ** 50
+_SIN = (_H("-0x1.5555554cb90d5p-3"), _H("0x1.11110895a9708p-7"), _H("-0x1.a00f9d2278b00p-13"),
+        _H("0x1.6cd8388ff8000p-19"))
+_COS = (_H("-0x1.ffffffd0bc6f1p-2"), _H("0x1.55553e0cd489ep-5"), _H("-0x1.6c087d13c5a30p-10"),
+        _H("0x1.9933d5fcdc800p-16"))
+
+
+@njit(inline="always", fastmath={"contract"})
+def _sin_or_cos(x, quarter_turns):
+    """sin(x + quarter_turns * pi/2) for float32 x, |x| < TRIG32_MAX; NaN from there on.
+
+    k = x * 2/pi rounded (the 1.5 * 2**52 trick, k mod 4 read from the sum's low bits), then
+    r = x - k * pi/2 in |r| <= pi/4 with pi/2 in three doubles: the first fma is exact (x -
+    k * P1 is a multiple of 2**-52 below 1 while k < 2**51), the other two round by 2**-53 of
+    r, and the 159 bits of pi/2 leave an error of k * 2**-160, below 2**-60 of the smallest |r|
+    a float32 reaches there. Larger arguments need 2/pi to 190 bits, the window chosen by the
+    exponent (Payne-Hanek): branch-free, every element would pay for it (selecting among four
+    exponent groups of constants measured 2.4x slower), so they give NaN, not a wrong value."""
+    xd = np.float64(x)
+    s = xd * _TWO_OVER_PI + _SHIFT52
+    k = s - _SHIFT52
+    r = fma64(k, _NEG_PIO2_1, xd)
+    r = fma64(k, _NEG_PIO2_2, r)
+    r = fma64(k, _NEG_PIO2_3, r)
+    q = f64_bits(s) + quarter_turns
+    w = r * r
+    sp = r + r * w * (_SIN[0] + w * (_SIN[1] + w * (_SIN[2] + w * _SIN[3])))
+    cp = 1.0 + w * (_COS[0] + w * (_COS[1] + w * (_COS[2] + w * _COS[3])))
+    v = cp if q & 1 else sp
+    v = -v if q & 2 else v
+    return _F(v) if abs(xd) < TRIG32_MAX else _F(np.nan)
+
+
+@njit(inline="always", fastmath={"contract"})
+def sin32(x):
+    out = _sin_or_cos(x, 0)
+    return x if x == _F(0) else out     # sin(-0.0) = -0.0
+
+
+@njit(inline="always", fastmath={"contract"})
+def cos32(x):
+    return _sin_or_cos(x, 1)
+
+
+_LN2 = _H("0x1.62e42fefa39efp-1")
+_SQRT_HALF_BITS = 0x3F3504F3
+_LOG1P = (_H("-0x1.000000000cf8dp-1"), _H("0x1.555545f845b81p-2"), _H("-0x1.ffffeded2fd88p-3"),
+          _H("0x1.99a546179f126p-3"), _H("-0x1.5562e4b9eabccp-3"), _H("0x1.2332b9d07d1bdp-3"),
+          _H("-0x1.fb42fc8174c13p-4"), _H("0x1.e650cf7467010p-4"), _H("-0x1.e2ea9e6d4419bp-4"),
+          _H("0x1.1b4358fc02327p-4"))
+
+
+@njit(inline="always", fastmath={"contract"})
+def _log64(x):
+    """log x in float64 for a positive finite float32 x: x = m * 2**e with m in [sqrt(1/2),
+    sqrt(2)) from the bits (denormals scaled by 2**23 first), log x = e ln 2 + log1p(m - 1),
+    m - 1 exact, log1p(f) = f + f**2 P(f) with no division."""
+    tiny = x < _F(1.1754943508222875e-38)
+    xs = x * _F(8388608.0) if tiny else x
+    i = np.int32(f32_bits(xs) - np.int32(_SQRT_HALF_BITS))
+    e = np.int32(np.int32(i >> np.int32(23)) - (np.int32(23) if tiny else np.int32(0)))
+    m = bits_to_f32(np.int32((i & np.int32(0x7FFFFF)) + np.int32(_SQRT_HALF_BITS)))
+    f = np.float64(m) - 1.0
+    c = _LOG1P
+    p = c[9]
+    p = p * f + c[8]
+    p = p * f + c[7]
+    p = p * f + c[6]
+    p = p * f + c[5]
+    p = p * f + c[4]
+    p = p * f + c[3]
+    p = p * f + c[2]
+    p = p * f + c[1]
+    p = p * f + c[0]
+    return np.float64(e) * _LN2 + (f + f * f * p)
+
+
+@njit(inline="always", fastmath={"contract"})
+def log32(x):
+    """log(0) = -inf, log(x < 0) = NaN, log(inf) = inf."""
+    x = _F(x)
+    out = _F(_log64(x))
+    out = out if x > _F(0) else (_F(-np.inf) if x == _F(0) else _F(np.nan))
+    return out if x < _F(np.inf) else x
+
+
+@njit(inline="always", fastmath={"contract"})
+def log1p32(x):
+    """log1p x = log u + c / u with u = 1 + x rounded to float32 and c = (1 + x) - u, exact in
+    float64 (for tiny x, u = 1 and c = x); log1p(-1) = -inf, NaN below, log1p(-0.0) = -0.0."""
+    x = _F(x)
+    u = _F(1) + x
+    u = u if u > _F(0) else _F(1)      # x <= -1 and NaN are chosen below; no 0 / 0
+    ud = np.float64(u)
+    c = (1.0 - ud) + np.float64(x)
+    out = _F(_log64(u) + c / ud)
+    out = out if x > _F(-1) else (_F(-np.inf) if x == _F(-1) else _F(np.nan))
+    out = x if x == _F(0) else out
+    return out if x < _F(np.inf) else x
+
+
+_TAN_PI_8 = _H("0x1.a827999fcef32p-2")
+_PIO4 = _H("0x1.921fb54442d18p-1")
+_PIO2 = _H("0x1.921fb54442d18p+0")
+_PI = _H("0x1.921fb54442d18p+1")
+_ATAN = (_H("-0x1.555554c885af4p-2"), _H("0x1.99991a3a87e1ep-3"), _H("-0x1.247f04e2b5db9p-3"),
+         _H("0x1.c467d7c847726p-4"), _H("-0x1.5b446fe773570p-4"), _H("0x1.84f17bc78d5c1p-5"))
+
+
+@njit(inline="always", fastmath={"contract"})
+def _angle(a, b):
+    """atan(a / b) in [0, pi/2] for float64 a, b >= 0, not both 0 or both infinite: one
+    division, of the smaller by the larger, or (lo - hi) / (lo + hi) = tan(atan(lo/hi) - pi/4)
+    where lo / hi > tan(pi/8) (exact numerator and denominator: float32 operands), so that the
+    polynomial's argument stays within tan(pi/8)."""
+    swap = a > b
+    lo = b if swap else a
+    hi = a if swap else b
+    mid = lo > _TAN_PI_8 * hi
+    u = (lo - hi if mid else lo) / (lo + hi if mid else hi)
+    w = u * u
+    c = _ATAN
+    p = c[0] + w * (c[1] + w * (c[2] + w * (c[3] + w * (c[4] + w * c[5]))))
+    t = (_PIO4 if mid else 0.0) + (u + u * w * p)
+    return _PIO2 - t if swap else t
+
+
+@njit(inline="always", fastmath={"contract"})
+def arctan32(x):
+    x = _F(x)
+    t = _angle(abs(np.float64(x)), 1.0)
+    out = _F(-t if f32_bits(x) < np.int32(0) else t)
+    return out if x == x else x
+
+
+@njit(inline="always", fastmath={"contract"})
+def arctan2_32(y, x):
+    """NumPy's (C99's) arctan2: the angle of (|x|, |y|) in the first quadrant, mirrored by the
+    signs (sign bits, so that -0.0 counts as negative): arctan2(+-0, -0) = +-pi, arctan2(+-0,
+    +0) = +-0, arctan2(+-inf, -+inf) = +-3pi/4, +-pi/4; NaN if either is NaN."""
+    y = _F(y)
+    x = _F(x)
+    a = abs(np.float64(y))
+    b = abs(np.float64(x))
+    both_inf = (a == np.inf) & (b == np.inf)
+    a = 1.0 if both_inf else a
+    b = 1.0 if both_inf | ((b == 0.0) & ~(a > 0.0)) else b    # never 0 / 0 (nor NaN / 0)
+    t = _angle(a, b)
+    t = _PI - t if f32_bits(x) < np.int32(0) else t
+    out = _F(-t if f32_bits(y) < np.int32(0) else t)
+    return out if (x == x) & (y == y) else x + y
 
 
 # -- NaN-propagating max / min -------------------------------------------------------------------

@@ -11,6 +11,19 @@ MATMUL_ROWS = 16      # fewest rows (or columns) of a matmul's output per thread
 
 
 class MatmulKernel:
+    def uses(self, v, mv) -> bool:
+        """Whether the group computes ``v`` from ``mv`` (or ``v`` is ``mv``)."""
+        stack, seen = [v], set()
+        while stack:
+            u = stack.pop()
+            if u is mv:
+                return True
+            op = self.defined.get(u)
+            if op is not None and id(u) not in seen:
+                seen.add(id(u))
+                stack.extend(op.operands)
+        return False
+
     def operand(self, v) -> str:
         """A matmul operand: an input array, or a view of one (its group's operand ops)."""
         op = self.defined.get(v)
@@ -43,8 +56,12 @@ class MatmulKernel:
         head = self.g.head
         a, b = (self.operand(v) for v in head.operands)
         mv = head.result
+        # The product goes into its own output, or into an epilogue output computed from it:
+        # never into an output of the group's operand ops (a reshaped operand that is also a
+        # result has the product's shape too; the product written there was overwritten).
         target = next((onames[v] for v in self.g.outputs
-                       if v.dtype == mv.dtype and v.shape == mv.shape), None)
+                       if v.dtype == mv.dtype and v.shape == mv.shape and self.uses(v, mv)),
+                      None)
         rank = mv.type.ndim
         dims = ", ".join(self.size(("F", d), mv.shape[d]) for d in range(rank))
         lines = [f"mm = {target}" if target else f"mm = np.empty(({dims},), {np_name(mv.dtype)})"]

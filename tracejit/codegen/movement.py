@@ -70,7 +70,15 @@ def _(op, array, out: str) -> list[str]:
         return [f"{out}[...] = {array(x)}"]
     inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
                       for n, lo, it in zip(x.shape, a["low"], a["interior"]))
-    return [f"{out}[...] = {array(value)}", f"{out}[{inner},] = {array(x)}"]
+    if any(a["interior"]):
+        fill = [f"{out}[...] = {array(value)}"]
+    else:
+        # only the borders, as np.pad does: filling the whole buffer first wrote it twice
+        # (np.pad(x, 1) of 612 x 816 float32: 0.35 -> 0.2 ms)
+        fill = [f"{out}[{', '.join([':'] * d + [f'{s}:{s + w}'])},] = {array(value)}"
+                for d, (lo, hi, n) in enumerate(zip(a["low"], a["high"], x.shape))
+                for s, w in ((0, lo), (lo + n, hi)) if w]
+    return fill + [f"{out}[{inner},] = {array(x)}"]
 
 
 # Sorting is NumPy's own sort of the op's kind: vectorized, and faster than a Numba kernel

@@ -77,7 +77,12 @@ def _(op, group):
     names = [f"j{d}" for d in range(len(out))]
     _, check = _gather_index(s, x, r, axis, op)
     src = names[:axis] + ["t"] + names[axis + r:]
-    body = _nest(names, [s(n) for n in out], check + [f"o0[{_sub(names)}] = a0[{_sub(src)}]"])
+    bounds, k = [s(n) for n in out], axis + r
+    # the index is read and checked once per index position, not once per element: the
+    # loops after it copy a row that LLVM vectorizes (np.repeat(x, 2, axis=0) of 867 x 578
+    # float32: 0.75 -> 0.3 ms)
+    inner = _nest(names[k:], bounds[k:], [f"o0[{_sub(names)}] = a0[{_sub(src)}]"])
+    body = _nest(names[:k], bounds[:k], check + inner)
     return _finish(op, group, ["a0", "a1"], s, body)
 
 

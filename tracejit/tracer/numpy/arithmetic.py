@@ -78,6 +78,12 @@ def power(a, b):
             return multiply(a, a)
         if b == 1:
             return a
+        if b == 0:
+            # ones (pow(x, 0) is 1 even for NaN), as NumPy's fast path: not a pow per element
+            # (x ** 0 of 5e5 float64: 3.8 ms against NumPy's 0.27 ms)
+            d = numeric_dtype("power", a, b)
+            one = constant(np.ones((), d.np), trace=a._trace, weak=a._weak)
+            return broadcast_to(one, a.shape)
     return binary_op(ops.power, a, b, dtype=numeric_dtype("power", a, b))
 
 

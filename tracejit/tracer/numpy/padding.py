@@ -153,6 +153,14 @@ def pad(array, pad_width, mode="constant", **kwargs):
                           "use reflect_type='even' (the default)")
     if mode in ("constant", "empty"):
         values = _fill_values(kwargs.get("constant_values", 0) if mode == "constant" else 0, x)
+        if all(v is values[0][0] for pair in values for v in pair):
+            # one value everywhere: the corners do not depend on the order, so one pad op,
+            # one copy (a pad per axis copied the whole array once per axis)
+            if widths.any():
+                x = emit(x._trace, ops.pad, [x, values[0][0]], weak=x._weak,
+                         low=widths[:, 0].tolist(), high=widths[:, 1].tolist(),
+                         interior=[0] * x.ndim)
+            return x
         for axis, ((lo, hi), (a, b)) in enumerate(zip(widths.tolist(), values)):
             sides = [(lo, hi, a)] if lo == hi == 0 or a is b else [(lo, 0, a), (0, hi, b)]
             for before, after, v in sides:
