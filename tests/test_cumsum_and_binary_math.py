@@ -42,8 +42,9 @@ def test_fmod_of_integers_is_integer_and_gives_zero_for_a_zero_divisor():
 def test_power_zero_is_ones_of_numpys_dtype_even_for_nan_and_inf():
     """x ** 0 is ones, without a pow per element, as NumPy's fast path (5e5 float64:
     3.8 ms with the pows, 0.15 ms without)."""
-    for x in (EDGES, EDGES.astype(np.float32), np.arange(-3, 3, dtype=np.int32),
-              np.array([True, False])):
+    with np.errstate(over="ignore"):
+        edges32 = EDGES.astype(np.float32)      # 1e200 is inf in float32
+    for x in (EDGES, edges32, np.arange(-3, 3, dtype=np.int32), np.array([True, False])):
         for f in (lambda x: x ** 0, lambda x: x ** 0.0, lambda x: np.power(x, 0)):
             got, want = tracejit.jit(f)(x), f(x)
             assert got.dtype == want.dtype and got.shape == want.shape
