@@ -86,36 +86,31 @@ def _(op, group):
     return _finish(op, group, ["a0", "a1"], s, body)
 
 
-@template(ops.scatter_add)
-def _(op, group):
+def _scatter_kernel(op, group, write):
+    """x copied, then the slices of the updates written at idx in order, serially (writes may
+    collide): ``write(dst, src)`` is the statement for one element."""
     x, idx, upd = op.operands
     axis, r = op.attrs["axis"], idx.type.ndim
     s = _Sizes()
     body = _copy_in(s, x.shape, lambda js: js)
     names = [f"j{d}" for d in range(upd.type.ndim)]
     _, check = _gather_index(s, x, r, axis, op)
-    dst = names[:axis] + ["t"] + names[axis + r:]
-    add = f"o0[{_sub(dst)}] = o0[{_sub(dst)}] + a2[{_sub(names)}]"
-    if x.dtype.is_bool:
-        add = f"o0[{_sub(dst)}] = o0[{_sub(dst)}] or a2[{_sub(names)}]"
-    body += _nest(names, [s(n) for n in upd.shape], check + [add])
+    dst = f"o0[{_sub(names[:axis] + ['t'] + names[axis + r:])}]"
+    body += _nest(names, [s(n) for n in upd.shape], check + [write(dst, f"a2[{_sub(names)}]")])
     return _finish(op, group, ["a0", "a1", "a2"], s, body)
+
+
+@template(ops.scatter_add)
+def _(op, group):
+    if op.operands[0].dtype.is_bool:
+        return _scatter_kernel(op, group, lambda dst, src: f"{dst} = {dst} or {src}")
+    return _scatter_kernel(op, group, lambda dst, src: f"{dst} = {dst} + {src}")
 
 
 @template(ops.scatter)
 def _(op, group):
-    """x with the slices at idx overwritten, in order (a repeated index keeps its last write,
-    as NumPy's assignment does): serial, like scatter_add."""
-    x, idx, upd = op.operands
-    axis, r = op.attrs["axis"], idx.type.ndim
-    s = _Sizes()
-    body = _copy_in(s, x.shape, lambda js: js)
-    names = [f"j{d}" for d in range(upd.type.ndim)]
-    _, check = _gather_index(s, x, r, axis, op)
-    dst = names[:axis] + ["t"] + names[axis + r:]
-    body += _nest(names, [s(n) for n in upd.shape],
-                  check + [f"o0[{_sub(dst)}] = a2[{_sub(names)}]"])
-    return _finish(op, group, ["a0", "a1", "a2"], s, body)
+    """A repeated index keeps its last write, as NumPy's assignment does."""
+    return _scatter_kernel(op, group, lambda dst, src: f"{dst} = {src}")
 
 
 @template(ops.cumsum, ops.cumprod)

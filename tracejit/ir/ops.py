@@ -400,58 +400,6 @@ concatenate = register(OpDef("concatenate", None, {"axis": "int"}, _concatenate_
                              numpy=("concatenate", "stack")))
 
 # ---------------------------------------------------------------------------------------------
-# Indexing with integer arrays
-
-
-def _take_rule(ts, attrs):
-    x, idx = ts
-    axis = attrs["axis"]
-    if not idx.dtype.is_int:
-        raise IRTypeError(f"take indices must be integers, got {idx}")
-    if not 0 <= axis < x.ndim:
-        raise IRTypeError(f"take axis {axis} out of range for {x}")
-    return [x.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])]
-
-
-take = register(OpDef("take", 2, {"axis": "int"}, _take_rule,
-                      lambda x, idx, axis: np.take(x, idx, axis=axis), "gather",
-                      numpy=("take", "take_along_axis")))
-
-
-def _scatter_add_rule(ts, attrs):
-    x, idx, upd = ts
-    (expected,) = _take_rule([x, idx], attrs)
-    if upd != expected:
-        raise IRTypeError(f"scatter_add updates must be {expected}, got {upd}")
-    return [x]
-
-
-def _scatter_add_impl(x, idx, upd, axis):
-    out = x.copy()
-    moved = np.moveaxis(out, axis, 0)
-    upd = np.moveaxis(upd.reshape(x.shape[:axis] + (idx.size,) + x.shape[axis + 1:]), axis, 0)
-    np.add.at(moved, idx.reshape(-1), upd)
-    return out
-
-
-# internal: the transpose of take (its vjp), and np.add.at (a ufunc method: assignment.py)
-scatter_add = register(OpDef("scatter_add", 3, {"axis": "int"}, _scatter_add_rule,
-                             _scatter_add_impl, "scatter", internal=True))
-
-
-def _scatter_impl(x, idx, upd, axis):
-    out = x.copy()
-    moved = np.moveaxis(out, axis, 0)
-    upd = np.moveaxis(upd.reshape(x.shape[:axis] + (idx.size,) + x.shape[axis + 1:]), axis, 0)
-    moved[idx.reshape(-1)] = upd        # in order: a repeated index keeps its last write
-    return out
-
-
-# internal: x[idx] = v on a traced array (assignment.py), x with the slices at idx overwritten
-scatter = register(OpDef("scatter", 3, {"axis": "int"}, _scatter_add_rule, _scatter_impl,
-                         "scatter", internal=True))
-
-# ---------------------------------------------------------------------------------------------
 # Reductions (no keepdims: the tracer reshapes)
 
 
@@ -624,3 +572,8 @@ from . import linalg_ops  # noqa: E402
 
 solve, triangular_solve = linalg_ops.solve, linalg_ops.triangular_solve
 cholesky, slogdet = linalg_ops.cholesky, linalg_ops.slogdet
+
+# Indexing with integer arrays (take, scatter_add, scatter): defined in indexing_ops.py
+from . import indexing_ops  # noqa: E402
+
+take, scatter_add, scatter = indexing_ops.take, indexing_ops.scatter_add, indexing_ops.scatter
