@@ -294,19 +294,20 @@ def ufunc_at(ufunc_name: str, a, indices, b=None):
 
 def fill_diagonal(a, val, wrap=False):
     """np.fill_diagonal: a write at the diagonal's positions."""
-    a = lift(a)
+    if not isinstance(a, Tracer):
+        raise unsupported("np.fill_diagonal of a NumPy array inside a traced function",
+                          "make the array traced, e.g. np.zeros_like(x) of a traced x")
     if a.ndim < 2:
         raise numpy_error(ValueError, "array must be at least 2-d", "pass a matrix")
     if a.ndim > 2 and len(set(a.shape)) != 1:
         raise numpy_error(ValueError, "All dimensions of input must be of equal length",
                           "pass a square array")
-    n = min(a.shape) if a.ndim > 2 or not wrap else None
-    if a.ndim == 2:
+    if a.ndim == 2:         # NumPy's rule: every (columns + 1)-th flat element
         step = a.shape[1] + 1
         end = a.size if wrap else a.shape[1] * a.shape[1]
         pos = np.arange(0, min(end, a.size), step)
     else:
-        pos = np.ravel_multi_index((np.arange(n),) * a.ndim, a.shape)
+        pos = np.ravel_multi_index((np.arange(a.shape[0]),) * a.ndim, a.shape)
     flat_key = np.unravel_index(pos, a.shape)
     v = lift(val, a._trace)
     if v.size > 1:
