@@ -505,8 +505,9 @@ def pad_modes(x):
 
 @case(args(randn(3, 4)))
 def arrays_from_traced_values(x):
-    # np.array / np.asarray reach tracejit only with like= (NumPy dispatches them then)
+    # np.array / np.asarray of traced values, with like= (NumPy dispatches them) and without
     return (np.array([x[0, 0], x[1, 1], 2.0], like=x), np.asarray(x, like=x),
+            np.array([x[0, 0], [x[1, 1], 2.0][0]]), np.asarray([x[0], x[2]]),
             np.array([[x[0, 0], x[0, 1]], [x[1, 0], x[1, 1]]], like=x), np.stack([x[0], x[1]]),
             np.array(x[0], dtype=np.float64, ndmin=3, like=x))
 

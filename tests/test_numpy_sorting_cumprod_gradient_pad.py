@@ -226,9 +226,32 @@ def test_pad_refuses_other_modes_by_name(kw, error, match):
 
 # -- np.array of traced values -------------------------------------------------------------------
 
-def test_np_array_of_traced_values_names_np_stack_and_like():
-    with pytest.raises(TypeError, match=r"np\.stack\(\[a, b\]\).*like="):
-        on_numpy(lambda x: np.array([x[0], x[1]]))(np.arange(3.0))
+def test_np_array_of_traced_values_traces_as_numpy_converts():
+    def f(x):
+        s, m = x.sum(), x.max()
+        return (np.array([s, m, 1.0]), np.asarray([[x[0], 2], (x[1], m)]),
+                np.array(x[1:], dtype=np.float32, ndmin=2), np.asanyarray(s),
+                np.array([1, 2]), np.ascontiguousarray(x.T))
+    x = np.arange(3.0)
+    for g, w in zip(on_numpy(f)(x), f(x)):
+        assert_same(g, w)
+
+
+def test_np_array_of_traced_values_has_a_gradient():
+    check_grad(lambda x: (np.array([x.sum(), x[0] * x[1]]) ** 2).sum(), np.arange(1.0, 4.0))
+
+
+def test_np_array_is_numpys_own_outside_traces_even_after_an_error():
+    original = np.array
+    with pytest.raises(ZeroDivisionError):
+        on_numpy(lambda x: np.array([x[0], 1 / 0]))(np.arange(3.0))
+    assert np.array is original and np.asarray.__module__ == "numpy"
+
+
+def test_np_array_bound_before_tracing_says_to_call_np_array():
+    from numpy import array
+    with pytest.raises(TypeError, match=r"from numpy import array.*call np\.array"):
+        on_numpy(lambda x: array([x[0], x[1]]))(np.arange(3.0))
 
 
 def test_np_array_with_like_copies_and_asarray_does_not():

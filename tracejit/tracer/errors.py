@@ -161,9 +161,10 @@ def array_conversion_error() -> TracerError:
         user_location(),
         "Inside a jitted function the value is already array-like: drop the conversion "
         "(np.asarray or np.array around it), use .astype(dtype) to change its dtype, and "
-        "np.stack([a, b]) instead of np.array([a, b]) to build an array from traced values. "
-        "(NumPy converts them itself and never asks tracejit, unless given like=: "
-        "np.array([a, b], like=a) and np.asarray(x, like=x) work too.)")
+        "np.array([a, b]) or np.stack([a, b]) to build an array from traced values. "
+        "(np.array reaches tracejit when called as np.array(...); a name bound before tracing, "
+        "as by `from numpy import array`, converts in NumPy itself: call np.array, or pass "
+        "like=x.)")
 
 
 def numpy_error(exc_type: type, what: str, hint: str = "") -> Exception:

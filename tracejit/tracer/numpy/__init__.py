@@ -13,7 +13,7 @@ each with the NumPy functions composed from its ops:
     padding.py         np.pad (constant values per side, edge, wrap, reflect, symmetric)
     sorting.py         sort, argsort
     finite_differences.py  np.gradient
-    conversion.py      np.array, np.asarray, ... (reached only with like=)
+    conversion.py      np.array, np.asarray, ... of traced values
     joining.py         hstack, vstack, atleast_Nd, split, ...
     arithmetic.py      operators, comparisons, logical and bitwise ops, where, clip
     math_functions.py  exp, log, trig, rounding, NaN tests, erf, sigmoid

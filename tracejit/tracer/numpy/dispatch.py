@@ -131,7 +131,7 @@ FUNCTIONS = {
     np.take: lambda a, indices, axis=None, out=None, mode="raise": gather.take(
         a, indices, axis, mode),
     np.take_along_axis: lambda arr, indices, axis: gather.take_along_axis(arr, indices, axis),
-    # sorting, finite differences, conversions (np.array and its kin: only with like=)
+    # sorting, finite differences, conversions (np.array and its kin: see conversion.py)
     np.sort: sorting.sort, np.argsort: sorting.argsort, np.gradient: finite_differences.gradient,
     np.array: conversion.array, np.asarray: conversion.asarray,
     np.asanyarray: conversion.asarray, np.ascontiguousarray: conversion.ascontiguousarray,
@@ -235,6 +235,8 @@ def _ufunc_result(ufunc, fn, name, method, inputs, kwargs):
 
 
 def handle_function(func, args, kwargs):
+    # like= dispatch passes the module attribute: during a trace, conversion.py's wrapper
+    func = getattr(func, "__tracejit_original__", func)
     fn = FUNCTIONS.get(func)
     if fn is None:
         raise unsupported(f"the NumPy function {_name(func)}",
