@@ -12,6 +12,9 @@ What it generates (so a differential test knows what to expect):
 - constants of every dtype, 0-d to >32 elements (the base64 text form), with nan, +-inf, -0.0
   and int64 extremes when ``special_values``; ``debug_print`` with quotes, '#', ':', unicode;
   ``loc`` strings on ops; ``call`` with a random nested body;
+- ``control_flow_programs(...)`` also draws ``cond``, ``scan`` and ``while_loop`` (never drawn
+  by ``random_programs`` unless ``allow`` names them), their bodies random elementwise
+  programs over their params; every while_loop is a counted loop of at most 6 steps;
 - inputs: ints in [-50, 50], finite floats in [-10, 10] (plus nan/inf/-0.0 when
   ``special_values``), random bools.
 Run-time hazards it avoids: take/scatter_add indices are in-range constants; integer power
@@ -25,6 +28,7 @@ from __future__ import annotations
 import string
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -389,6 +393,96 @@ def _call(c):
     return True
 
 
+# -- control flow: bodies are regions, grown from their params with ``body_ops`` ------------
+
+CONTROL = ("cond", "scan", "while_loop")
+# What bodies are made of by default: elementwise programs (plus a nested cond in loop bodies).
+BODY_OPS = tuple(_UNARY) + tuple(_BINARY) + ("where", "convert", "cond")
+_I32 = TensorType(as_dtype("int32"), ())
+
+
+class _RegionCtx(_Ctx):
+    """A body being grown. It closes over nothing, so a value it needs that it has not made
+    is a constant, never a new param (its params are the op's operands)."""
+
+    def fresh(self, t: TensorType):
+        return self.constant(t)
+
+
+def _region(c: _Ctx, name: str, types: list) -> _RegionCtx:
+    """A body on params of ``types`` with 0..3 ops of ``body_ops``; ``.b.build`` finishes it."""
+    r = _RegionCtx(c.draw, Builder(name), dict(c.cfg, allow=c.cfg["body_ops"]), c.depth + 1)
+    for t in types:
+        r.pool.append(r.b.param(t, c.draw(st.none() | _NAMES)))
+    _grow(r, c.draw(st.integers(0, 3)))
+    return r
+
+
+def _cond(c):
+    """2..3 branches over 1..2 operands; the index an i32[] param (inputs in [-50, 50], so it
+    is clamped most of the time), an earlier value or, in a body, a constant."""
+    if c.depth >= 2:
+        return None
+    operands = [v for v in (c.pick(), c.pick()) if v is not None][:c.draw(st.integers(1, 2))]
+    if not operands:
+        return None
+    index = c.operand(_I32)
+    types = [v.type for v in operands]
+    first = _region(c, "branch0", types)
+    outs = [v for v in first.pool if c.draw(st.booleans())][:2] or [first.pool[-1]]
+    branches = [first.b.build(outs)]
+    for k in range(1, c.draw(st.integers(2, 3))):
+        r = _region(c, f"branch{k}", types)
+        branches.append(r.b.build([r.operand(v.type) for v in outs]))
+    c.emit(ops.cond, [index] + operands, regions=branches)
+    return True
+
+
+def _scan(c):
+    """0..1 consts, 1..2 carries, 0..2 xs (length 0..3), 0..2 ys, forwards or reversed."""
+    if c.depth >= 1:
+        return None
+    consts = [v for v in [c.pick()] if v is not None and c.draw(st.booleans())]
+    carries = [v for v in (c.pick(), c.pick()) if v is not None][:c.draw(st.integers(1, 2))]
+    if not carries:
+        return None
+    xs = [v for v in [c.pick(min_rank=1)] if v is not None and c.draw(st.booleans())]
+    length = xs[0].shape[0] if xs else c.draw(st.integers(0, 3))
+    if xs and c.draw(st.booleans()):
+        dt = as_dtype(c.draw(st.sampled_from(c.cfg["dtypes"])))
+        xs.append(c.operand(TensorType(dt, (length,) + c.draw(shapes(1, 3)))))
+    slices = [TensorType(x.dtype, x.shape[1:]) for x in xs]
+    body = _region(c, "body", [v.type for v in consts + carries] + slices)
+    new_carries = [body.operand(v.type) for v in carries]
+    ys = [v for v in body.pool if c.draw(st.integers(0, 2)) == 0][:2]
+    c.emit(ops.scan, consts + carries + xs, regions=[body.b.build(new_carries + ys)],
+           consts=len(consts), carries=len(carries), length=length,
+           reverse=c.draw(st.booleans()))
+    return True
+
+
+def _while_loop(c):
+    """A counted loop: carry ``i`` (an i32[] constant in -2..2) runs while ``i < bound`` (a
+    constant in 0..4 in cond_fn) and the body adds 1 to it, so every loop ends; 0..1 consts
+    and 0..1 other carries, updated by random body ops."""
+    if c.depth >= 1:
+        return None
+    consts = [v for v in [c.pick()] if v is not None and c.draw(st.booleans())]
+    start = c.constant(_I32, st.integers(-2, 2))
+    others = [v for v in [c.pick()] if v is not None and c.draw(st.booleans())]
+    types = [v.type for v in consts + [start] + others]
+    k = len(consts)
+    test = _region(c, "cond_fn", types)
+    bound = test.constant(_I32, st.integers(0, 4))
+    keep_going = test.b.emit(ops.lt, [test.b.params[k], bound]).result
+    body = _region(c, "body_fn", types)
+    step = body.emit(ops.add, [body.b.params[k], body.constant(_I32, st.just(1))])
+    new = [step] + [body.operand(v.type) for v in others]
+    c.emit(ops.while_loop, consts + [start] + others, consts=k,
+           regions=[test.b.build([keep_going]), body.b.build(new)])
+    return True
+
+
 GENERATORS = {name: _unary(name) for name in _UNARY}
 GENERATORS.update({name: _binary(name) for name in _BINARY})
 GENERATORS.update({
@@ -405,6 +499,7 @@ GENERATORS.update({
 GENERATORS.update({n: _reduction(n) for n in ("reduce_sum", "reduce_prod", "reduce_max",
                                               "reduce_min")})
 GENERATORS.update({n: _linalg(n) for n in ("solve", "triangular_solve", "cholesky", "slogdet")})
+GENERATORS.update({"cond": _cond, "scan": _scan, "while_loop": _while_loop})
 
 
 def _grow(c: _Ctx, n_ops: int):
@@ -423,17 +518,48 @@ def random_programs(draw, max_ops: int = 6, dtypes=ALL_DTYPES, allow=None, max_r
                     unit_dims: bool = False):
     """(Function, inputs): a verified random program and arrays it runs on.
 
-    allow: op names to draw from (default: every op with a generator); dtypes: the dtypes
+    allow: op names to draw from (default: every op with a generator but the control-flow
+    ops, which ``control_flow_programs`` draws); dtypes: the dtypes
     params, constants and converts use (ops may still produce bool or i64, e.g. eq, argmax);
     unit_dims: params' dims are mostly 1 or 0.
     """
-    cfg = {"allow": set(GENERATORS) if allow is None else set(allow), "dtypes": tuple(dtypes),
-           "max_rank": max_rank, "max_dim": max_dim, "special": special_values, "locs": locs,
-           "unit_dims": unit_dims}
+    cfg = {"allow": set(GENERATORS) - set(CONTROL) if allow is None else set(allow),
+           "dtypes": tuple(dtypes), "max_rank": max_rank, "max_dim": max_dim,
+           "special": special_values, "locs": locs, "unit_dims": unit_dims,
+           "body_ops": set(BODY_OPS)}
+    return _program(draw, cfg, max_ops)
+
+
+def _program(draw, cfg: dict, max_ops: int, required=()):
     c = _Ctx(draw, Builder(draw(st.sampled_from(["main", "f", "<lambda>", "p.q"]))), cfg)
     c.pick()  # at least one param
     _grow(c, draw(st.integers(1, max_ops)))
+    for _ in range(10 if required else 0):
+        if any(op.opdef.name in required for op in c.b.ops):
+            break
+        GENERATORS[draw(st.sampled_from(sorted(required)))](c)
+    else:
+        assume(not required)
     results = [v for v in c.pool if draw(st.booleans())] or [c.pool[-1]]
     fn = c.b.build(results)
-    inputs = [draw(arrays(p.type, special_values)) for p in fn.params]
+    inputs = [draw(arrays(p.type, cfg["special"])) for p in fn.params]
     return fn, inputs
+
+
+@st.composite
+def control_flow_programs(draw, max_ops: int = 4, dtypes=ALL_DTYPES, allow=None,
+                          body_ops=BODY_OPS, max_rank: int = 2, max_dim: int = 3,
+                          special_values: bool = True, locs: bool = True):
+    """(Function, inputs) like ``random_programs``, each holding at least one ``cond``,
+    ``scan`` or ``while_loop`` (see their generators above for what each draws).
+
+    allow: op names outside bodies (default: ``body_ops`` and the control-flow ops);
+    body_ops: what bodies are grown from (default ``BODY_OPS``: elementwise ops, and a cond
+    nested in a loop body or branch, at most two regions deep). Bodies close over nothing:
+    a value a body needs and has not made is a constant inside it.
+    """
+    cfg = {"allow": set(body_ops) | set(CONTROL) if allow is None else set(allow),
+           "dtypes": tuple(dtypes), "max_rank": max_rank, "max_dim": max_dim,
+           "special": special_values, "locs": locs, "unit_dims": False,
+           "body_ops": set(body_ops)}
+    return _program(draw, cfg, max_ops, required=set(CONTROL) & cfg["allow"])

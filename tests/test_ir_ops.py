@@ -779,6 +779,57 @@ def test_call_rejects_operands_unlike_its_parameters_and_missing_body():
         rule(ops.call, [T("f64", (3,)), T("f64", (3,))])
 
 
+def _unary(name, opdef, t=T("f64", (3,))):
+    b = Builder(name)
+    p = b.param(t, "p")
+    return b.build([b.emit(opdef, [p]).result])
+
+
+@covers("cond")
+@given(index=st.integers(-3, 4))
+def test_cond_runs_the_branch_of_its_clamped_index(index):
+    b = Builder()
+    i, x = b.param(T("i32"), "i"), b.param(T("f64", (3,)), "x")
+    op = b.emit(ops.cond, [i, x], regions=[_unary("a", ops.neg), _unary("b", ops.exp)])
+    u = np.array([0.5, -1.0, 2.0])
+    (got,) = verify(b.build(op.results))(np.int32(index), u)
+    assert_same(got, -u if index <= 0 else np.exp(u))
+
+
+@covers("while_loop")
+def test_while_loop_runs_until_its_condition_is_false():
+    c = Builder("cond_fn")
+    limit, x = c.param(T("f64")), c.param(T("f64"))
+    cond_fn = c.build([c.emit(ops.lt, [x, limit]).result])
+    b = Builder("body_fn")
+    _, x = b.param(T("f64")), b.param(T("f64"))
+    body_fn = b.build([b.emit(ops.add, [x, x]).result])
+    m = Builder()
+    op = m.emit(ops.while_loop, [m.param(T("f64")), m.param(T("f64"))], consts=1,
+                regions=[cond_fn, body_fn])
+    fn = verify(m.build(op.results))
+    assert_same(fn(np.float64(100.0), np.float64(3.0))[0], np.float64(192.0))
+    assert_same(fn(np.float64(1.0), np.float64(3.0))[0], np.float64(3.0))
+
+
+@covers("scan")
+@given(reverse=st.booleans(), xs=arrays("f64", (4, 2), st.floats(-10, 10)))
+def test_scan_matches_a_python_loop_with_ys_in_iteration_order(reverse, xs):
+    b = Builder("body")
+    h, x = b.param(T("f64", (2,))), b.param(T("f64", (2,)))
+    body = b.build([b.emit(ops.add, [h, x]).result, h])
+    m = Builder()
+    op = m.emit(ops.scan, [m.param(T("f64", (2,))), m.param(T("f64", (4, 2)))], consts=0,
+                carries=1, length=4, reverse=reverse, regions=[body])
+    carry, ys = verify(m.build(op.results))(np.zeros(2), xs)
+    want_h, want_ys = np.zeros(2), np.zeros((4, 2))
+    for i in (range(3, -1, -1) if reverse else range(4)):
+        want_ys[i] = want_h
+        want_h = want_h + xs[i]
+    assert_same(carry, want_h)
+    assert_same(ys, want_ys)
+
+
 @covers("optimization_barrier")
 @given(xs=st.lists(arrays("f32"), max_size=3))
 def test_optimization_barrier_is_identity_without_aliasing(xs):

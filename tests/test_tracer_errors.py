@@ -83,12 +83,18 @@ def test_static_argnums_fixes_the_shape_error():
     assert f(x3(), 4).shape == (4,)
 
 
-def test_np_asarray_of_a_traced_value():
+def test_np_asarray_of_a_traced_value_is_the_value():
     def f(x):
         return np.asarray(x) + 1
+    np.testing.assert_array_equal(jit(f)(x3()), x3() + 1)
+
+
+def test_tolist_of_a_traced_value_says_to_drop_the_conversion():
+    def f(x):
+        return np.array(x.tolist())
 
     msg = raises_at(TypeError, f, x3(), line=line_of(f))
-    assert "np.asarray" in msg and "drop the conversion" in msg
+    assert "tolist" in msg and "drop the conversion" in msg
 
 
 def test_item_of_a_traced_value():

@@ -15,7 +15,8 @@ from .config import config
 from .debugging import debug_print
 from .driver import CompileWarning, RetraceWarning, jit, make_ir
 from .tracer import (ConcretizationError, EscapedTracerError, Tracer, TracerError,
-                     UnsupportedError, register_pytree_node, tree_map)
+                     UnsupportedError, cond, fori_loop, register_pytree_node, scan, switch,
+                     tree_map, while_loop)
 
 __version__ = "0.1.0"
 
@@ -23,7 +24,7 @@ __all__ = ["ir", "lax", "config", "jit", "make_ir", "register_pytree_node", "tre
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
            "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
            "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",
-           "CompileWarning"]
+           "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.

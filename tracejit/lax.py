@@ -1,4 +1,6 @@
-"""``tracejit.lax``: IR-level functions that have no NumPy spelling (as ``jax.lax``).
+"""``tracejit.lax``: IR-level functions that have no NumPy spelling (as ``jax.lax``), and the
+control-flow primitives (``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``; also at
+``tracejit.cond`` etc.).
 
 Each works on traced values inside ``jit``, ``grad`` and the other transforms (it emits its IR
 op) and eagerly on NumPy arrays and Python numbers, so model code can call it either way::
@@ -13,9 +15,10 @@ import math
 import numpy as np
 
 from .tracer.numpy import math_functions
+from .tracer.control_flow import cond, fori_loop, scan, switch, while_loop
 from .tracer.tracer import Tracer
 
-__all__ = ["erf", "logistic"]
+__all__ = ["erf", "logistic", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 
 def erf(x):

@@ -1,6 +1,6 @@
 """Automatic differentiation as IR -> IR transforms (reverse.py, forward.py), with per-op rules
 (partials.py for elementwise math, vjp_rules.py, jvp_rules.py) and the public API (api.py)."""
-from . import linalg_rules  # registers the linear algebra ops' derivatives
+from . import control_rules, linalg_rules  # register control flow's and linear algebra's
 from .api import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .checkpoint import checkpoint
 from .custom import custom_vjp
@@ -8,7 +8,7 @@ from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
 
-del linalg_rules
+del control_rules, linalg_rules
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "checkpoint",
            "custom_vjp", "vjp_function", "jvp_function", "split_vjp"]

@@ -4,7 +4,8 @@
 parameter and returning F's results plus one tangent per result. Each primal op is followed by
 its tangent ops. Activity is as in reverse mode: only floating-point values reached through
 differentiable ops carry tangents. A ``call`` (checkpoint, custom_vjp) stays a ``call``, of its
-body's jvp, so that a later reverse pass still sees the checkpoint boundary.
+body's jvp, so that a later reverse pass still sees the checkpoint boundary. Control flow
+(``cond``, ``while_loop``, ``scan``) becomes the same op over its regions' jvp: control_rules.py.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..ir.passes import dce
 from ..tracer.trace_state import Trace, current_trace
 from ..tracer.tracer import Tracer
 from .build import add_any, emit_op, zeros
-from .jvp_rules import JVP_RULES
+from .jvp_rules import JVP_RULES, REGION_JVP_RULES
 from .partials import PARTIALS, scale
 from .reverse import is_float
 
@@ -31,6 +32,8 @@ def push(fn: Function, inputs: list[Tracer], tangents: list) -> tuple[list, list
         live = o.opdef.differentiable and any(t is not None for t in ts)
         if live and o.opdef is ops.call:
             outs, touts = _call(o, xs, ts)
+        elif live and o.opdef in REGION_JVP_RULES:
+            outs, touts = REGION_JVP_RULES[o.opdef](o, xs, ts)
         else:
             outs = emit_op(current_trace(), o.opdef, xs, o.attrs, o.regions, o.loc)
             touts = _tangents(o, xs, ts, outs) if live else [None] * len(outs)

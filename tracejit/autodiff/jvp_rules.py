@@ -18,6 +18,9 @@ from .build import add_any, expand, kept_dims, mask, op, sum_axes, zeros_like
 from .vjp_rules import cumprod_parts, prod_partial
 
 JVP_RULES, jvp_rule = rule_table()
+# Ops holding regions (control flow, control_rules.py): ``rule(op, operands, tangents) ->
+# (results, result tangents)``; the rule emits the op itself, over the jvp of its regions.
+REGION_JVP_RULES, region_jvp_rule = rule_table()
 
 
 def linear(opdef, primal=()):

@@ -13,6 +13,7 @@ parameter through differentiable ops. Integer and bool values, and non-different
 through an ``optimization_barrier`` together with the incoming cotangents, so that CSE cannot
 merge the recomputation with the forward copy and the recomputation cannot run before the
 backward pass needs it. A ``call`` with a ``custom_vjp`` rule uses the user's fwd and bwd.
+Control flow (``cond``, ``scan``, ``while_loop``) has rules of its own: control_rules.py.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ..tracer.tracer import Tracer
 from . import custom
 from .build import add_any, emit_op, zeros
 from .partials import PARTIALS, scale
-from .vjp_rules import VJP_RULES
+from .vjp_rules import REGION_VJP_RULES, VJP_RULES
 
 # Ops whose rule is part of the transform itself (several results, or a region).
 STRUCTURAL = (ops.call, ops.optimization_barrier)
@@ -49,6 +50,8 @@ def record(fn: Function, inputs: list[Tracer], wrt: Sequence[int]):
         res = None
         if rule is not None:
             outs, res = rule.forward(xs)
+        elif live and o.opdef in REGION_VJP_RULES:   # res: the op's own pullback
+            outs, res = REGION_VJP_RULES[o.opdef](o, xs, [v in active for v in o.operands])
         else:
             outs = emit_op(current_trace(), o.opdef, xs, o.attrs, o.regions, o.loc)
         env.update(zip(o.results, outs))
@@ -83,6 +86,8 @@ def _backprop(o, xs, outs, out_cts, rule, res, operand_active) -> list:
         return rule.backward(res, out_cts, outs, len(xs))
     if o.opdef is ops.optimization_barrier:
         return out_cts
+    if o.opdef in REGION_VJP_RULES:
+        return res(out_cts)
     if o.opdef is ops.call:
         # Rematerialize: recompute the body from barrier'd inputs, then differentiate it.
         ready = [c for c in out_cts if c is not None]

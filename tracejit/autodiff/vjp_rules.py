@@ -24,6 +24,10 @@ from ..tracer.numpy.lifting import astype, reshape
 from .build import expand, scalar, kept_dims, mask, op, sum_axes, swap_last, zeros_like
 
 VJP_RULES, vjp_rule = rule_table()
+# Ops holding regions (control flow, control_rules.py): ``rule(op, operands, which operands
+# are active) -> (results, pullback)``, ``pullback(result cotangents) -> operand cotangents``;
+# the rule emits the forward op itself, since it may need to keep more of it (a scan's carries).
+REGION_VJP_RULES, region_vjp_rule = rule_table()
 
 
 @vjp_rule(ops.where)

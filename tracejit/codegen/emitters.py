@@ -14,13 +14,15 @@ code generator and checks that every op has a rule that is a real callable:
   and sort/argsort, which NumPy's vectorized sorts do several times faster than a kernel
 - ``plan``: ops the executable plan handles itself (constants, barriers, debug_print, and
   ``call``, which passes.inline_calls removes first) (codegen/plan.py)
+- ``control``: cond, while_loop, scan as if/for/while statements around their regions' code,
+  in the entry or inside one native loop module (codegen/control.py, codegen/loops.py)
 """
 from __future__ import annotations
 
 from ..ir import ops
 
 RULES: dict = {}   # OpDef -> (kind, rule)
-KINDS = ("scalar", "index", "reduce", "kernel", "matmul", "movement", "plan")
+KINDS = ("scalar", "index", "reduce", "kernel", "matmul", "movement", "plan", "control")
 
 
 def register(kind: str, *opdefs):

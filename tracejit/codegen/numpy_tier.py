@@ -6,12 +6,16 @@ prepared call on slots of a list, layout ops are NumPy views (a broadcast is
 ``np.broadcast_to``, no copy), matmuls go to NumPy's BLAS, and each intermediate is dropped at
 its last use. Its results agree with the interpreter's up to NumPy's own rounding (pairwise
 sums, float32 transcendentals), the tolerance the compiled kernels are held to as well.
+Control ops run their regions' own NumpyPrograms (optimized once, when the program is built):
+the chosen branch of a ``cond``, a Python loop over a ``while_loop``'s or ``scan``'s bodies.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Function, ops
+from ..ir.control_ops import scan_parts
+from ..ir.passes import optimize
 from ..ir.registry import rule_table
 
 # Layout ops as views: the reference impls copy, so that no value shares memory there.
@@ -53,6 +57,8 @@ class NumpyProgram:
         self.steps = []
         for i, op in enumerate(fn.ops):
             impl = VIEWS.get(op.opdef, op.opdef.impl)
+            if op.opdef in CONTROL:
+                impl = CONTROL[op.opdef]([NumpyProgram(optimize(r)) for r in op.regions])
             dead = [slot[v] for v in dict.fromkeys(op.operands)
                     if last_use[v] == i and v not in keep and v.op is not None]
             self.steps.append((impl, [slot[v] for v in op.operands],
@@ -88,3 +94,42 @@ class NumpyProgram:
                 r = r.copy()
             results.append(r)
         return results
+
+
+# -- control ops: ``impl(*operands, **attrs)`` closed over their regions' programs -------------
+
+def _cond(branches):
+    def run(index, *operands):
+        return branches[int(np.clip(int(index), 0, len(branches) - 1))](operands)
+    return run
+
+
+def _while_loop(regions):
+    cond_fn, body_fn = regions
+
+    def run(*operands, consts):
+        fixed, carries = list(operands[:consts]), list(operands[consts:])
+        while bool(cond_fn(fixed + carries)[0]):
+            carries = body_fn(fixed + carries)
+        return [np.array(c) for c in carries]       # never an operand itself
+    return run
+
+
+def _scan(regions):
+    (body,) = regions
+    ys_types = [(tuple(r.type.shape), r.type.dtype.np)
+                for r in body.function.results]
+
+    def run(*operands, consts, carries, length, reverse):
+        fixed, carry, xs = scan_parts(operands, consts, carries)
+        ys = [np.empty((length,) + shape, dt) for shape, dt in ys_types[carries:]]
+        for i in (range(length - 1, -1, -1) if reverse else range(length)):
+            out = body(fixed + carry + [x[i] for x in xs])
+            carry = out[:carries]
+            for y, o in zip(ys, out[carries:]):
+                y[i] = o
+        return [np.array(c) for c in carry] + ys
+    return run
+
+
+CONTROL = {ops.cond: _cond, ops.while_loop: _while_loop, ops.scan: _scan}

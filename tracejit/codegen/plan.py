@@ -8,7 +8,11 @@ groups that only move data (``movement.py``), and returns the results. It is pla
 every kernel is compiled once, in its own module, and nothing links kernels into an entry and
 optimizes them again. Calling a kernel costs about a microsecond of Numba's dispatch, a few
 percent of a training step. ``optimization_barrier`` results alias their operands, and
-``debug_print`` prints from the entry.
+``debug_print`` prints from the entry. A ``cond`` is an ``if``/``elif`` in the entry, each
+branch's groups planned (fused, kernels compiled as usual) into its own lines; a ``scan`` or
+``while_loop`` is one native module (loops.py), or, when its body has an op that no native
+module can run, a Python loop in the entry (noted in a comment there). control.py writes the
+statements of both.
 """
 from __future__ import annotations
 
@@ -19,11 +23,13 @@ from numba import from_dtype, types
 
 from ..config import config
 from ..ir import Function, ops
+from ..ir.passes import fuse, optimize
 from ..ir.passes.fusion import Fusion
 from ..ir.passes.liveness import nbytes
 from .arena import pack
-from . import emitters
+from . import control, emitters
 from .kernel import generate_kernel
+from .loops import Unsupported, native_loop
 from .source import KernelSpec
 from .movement import is_movement, movement_lines
 from .numpy_tier import NumpyProgram
@@ -74,6 +80,9 @@ class Plan:
         self.arena_bytes: int | None = None   # the arena's size, if any buffer is in it
         self.buffers = 0
         self._scalars: dict = {}           # scalar constant Value -> its global's name
+        self._region_results: set = set()  # results of the regions being planned
+        self._fresh: set | None = None     # inside a region: names of the arrays it made
+        self._temps = 0
         self._build()
 
     # -- names ------------------------------------------------------------------------------
@@ -112,6 +121,12 @@ class Plan:
         raise ValueError("the plan needs a Function without call ops: run inline_calls")
 
     def buffer(self, v) -> str:
+        if self._fresh is not None:        # inside a region: no arena, no pool
+            name = self.new_name("b")
+            self.lines.append(f"{name} = np.empty({tuple(v.shape)}, {self._dtype(v)})")
+            self.names[v] = name
+            self._fresh.add(name)
+            return name
         if v in self._results and nbytes(v) >= POOL_MIN:
             self.names[v] = name = f"r{len(self.pooled)}"
             self.pooled.append(v)
@@ -185,17 +200,25 @@ class Plan:
         self._storage()
         for i, g in enumerate(self.fusion.groups):
             self._group = i          # buffer() notes which group writes each intermediate
-            if g.kind in ("alias", "effect"):
-                self._plan_rule(g.ops[0])
-            elif self._is_view(g):
-                self._reshape_view(g.ops[0])
-            elif is_movement(g):
-                out = self.buffer(g.outputs[0])
-                self.lines += movement_lines(g, self.array, out)
-            elif self._small(g):
-                self._numpy_group(g)
-            else:
-                self._kernel_call(g)
+            self._plan_group(g)
+        self._return()
+
+    def _plan_group(self, g):
+        if g.kind in ("alias", "effect"):
+            self._plan_rule(g.ops[0])
+        elif g.kind == "control":
+            self._control(g.ops[0])
+        elif self._is_view(g):
+            self._reshape_view(g.ops[0])
+        elif is_movement(g):
+            out = self.buffer(g.outputs[0])
+            self.lines += movement_lines(g, self.array, out)
+        elif self._small(g):
+            self._numpy_group(g)
+        else:
+            self._kernel_call(g)
+
+    def _return(self):
         # Results are fresh arrays: one that would share memory with an argument, a constant
         # (which must not change when a caller writes into it) or another result (CSE merged
         # ``x * 2, x * 2``) is copied. jit restores identity where the user returned one
@@ -220,7 +243,7 @@ class Plan:
             return False
         op = g.ops[0]
         return (op.operands[0].type.ndim > 0 and op.result.type.ndim > 0
-                and op.result not in self._results)
+                and op.result not in self._results and op.result not in self._region_results)
 
     def _reshape_view(self, op):
         name = f"b{self.buffers}"
@@ -247,11 +270,67 @@ class Plan:
             self.names[v] = name = f"b{self.buffers}"
             self.buffers += 1
             outs.append(name)
+            if self._fresh is not None:
+                self._fresh.add(name)
         ins = ", ".join(self.array(v) for v in g.inputs)
         self.lines.append(f"{', '.join(outs)}, = {runner}([{ins}])")
 
+    # -- control ops (control.py writes their statements) ---------------------------------------
+    entry = True        # control.py: statements of the Python entry, not of a native module
+
+    def new_name(self, prefix: str = "v") -> str:
+        self._temps += 1
+        return f"{prefix}_{self._temps}"
+
+    def bind(self, v, name: str):
+        self.names[v] = name
+
+    def region(self, fn: Function, arg_names: list) -> tuple[list, list]:
+        """A region's statements (its groups planned like the Function's own, buffers from
+        ``np.empty``) with its parameters bound to ``arg_names``, and its results' names:
+        each a fresh array (a parameter or constant returned is copied), so that a result of
+        a control op never aliases an operand, which may live in the arena."""
+        fusion = fuse(optimize(fn))
+        inner = fusion.function
+        for p, name in zip(inner.params, arg_names):
+            self.names[p] = name
+        saved = self.lines, self._fresh, self._region_results
+        self.lines, self._fresh = [], set()
+        self._region_results = self._region_results | set(inner.results)
+        try:
+            for g in fusion.groups:
+                self._plan_group(g)
+            results = []
+            for r in inner.results:
+                name = self.array(r)
+                if name not in self._fresh:
+                    copy = self.new_name("b")
+                    self.lines.append(f"{copy} = {name}.copy()")
+                    self._fresh.add(copy)
+                    name = copy
+                results.append(name)
+            return self.lines, results
+        finally:
+            self.lines, self._fresh, self._region_results = saved
+
+    def _control(self, op):
+        """A loop as one native module if its body allows (loops.py), else as Python
+        statements here, like a ``cond``."""
+        if op.opdef is not ops.cond:
+            try:
+                spec = native_loop(op)
+            except Unsupported as why:
+                self.lines.append(f"# {op.opdef.name}: a Python loop in the entry, its body's "
+                                  f"kernels called once per iteration ({why})")
+            else:
+                self._call_kernel(None, spec)
+                return
+        emitters.RULES[op.opdef][1](self, op)
+
     def _kernel_call(self, g):
-        spec = generate_kernel(g, self.par_min)
+        self._call_kernel(g, generate_kernel(g, self.par_min))
+
+    def _call_kernel(self, g, spec: KernelSpec):
         k = len(self.kernels)
         ins = [self.array(v) for v in spec.inputs]
         outs = [self.buffer(v) for v in spec.outputs]

@@ -577,3 +577,8 @@ cholesky, slogdet = linalg_ops.cholesky, linalg_ops.slogdet
 from . import indexing_ops  # noqa: E402
 
 take, scatter_add, scatter = indexing_ops.take, indexing_ops.scatter_add, indexing_ops.scatter
+
+# Structured control flow (cond, while_loop, scan): defined in control_ops.py
+from . import control_ops  # noqa: E402
+
+cond, while_loop, scan = control_ops.cond, control_ops.while_loop, control_ops.scan

@@ -254,15 +254,22 @@ class _Parser:
         except (IRTypeError, ValueError, TypeError) as e:
             raise ParseError(f"line {line}: {e}") from None
         regions = []
-        if opdef.num_regions:
+        if opdef.num_regions != 0:
             if self.regions >= MAX_REGION_NESTING:
                 raise ParseError(f"line {line}: regions nested more than {MAX_REGION_NESTING} "
                                  "levels deep")
             self.regions += 1
             self.skip_newlines()
             self.expect("{")
-            for _ in range(opdef.num_regions):
-                regions.append(self.parse_function())
+            if opdef.num_regions is None:        # as many as are written (cond's branches)
+                while True:
+                    regions.append(self.parse_function())
+                    self.skip_newlines()
+                    if not self.at("func"):
+                        break
+            else:
+                for _ in range(opdef.num_regions):
+                    regions.append(self.parse_function())
             self.skip_newlines()
             self.expect("}")
             self.regions -= 1

@@ -67,6 +67,7 @@ CATEGORIES = (
     "source",        # no operands: a constant
     "effect",        # a side effect (debug_print)
     "structural",    # regions and barriers (call, optimization_barrier)
+    "control",       # structured control flow over regions (cond, while_loop, scan)
 )
 
 
@@ -82,7 +83,8 @@ class OpDef:
     differentiable: bool = True
     side_effect: bool = False          # kept by DCE even when unused (debug_print)
     meta: dict = field(default_factory=dict)  # more stage-neutral facts, e.g. {"numpy": np.tanh}
-    num_regions: int = 0              # ops holding nested Functions (call, control flow)
+    num_regions: int | None = 0       # ops holding nested Functions (call, control flow);
+    #                                   None: one or more (cond's branches)
     arity: int | None = None          # elementwise: number of operands
     kinds: str = "biuf"               # dtype kinds of the (first) operand the type rule accepts
     costly: bool = False              # a transcendental: worth computing once, not twice
@@ -116,10 +118,12 @@ class OpDef:
         if self.num_operands is not None and len(operand_types) != self.num_operands:
             raise IRTypeError(
                 f"{self.name} takes {self.num_operands} operands, got {len(operand_types)}")
-        if len(regions) != self.num_regions:
-            raise IRTypeError(f"{self.name} holds {self.num_regions} regions, got {len(regions)}")
+        if (len(regions) != self.num_regions if self.num_regions is not None
+                else not regions):
+            raise IRTypeError(f"{self.name} holds {self.num_regions or 'one or more'} regions, "
+                              f"got {len(regions)}")
         try:
-            if self.num_regions:
+            if self.num_regions != 0:
                 return list(self.type_rule(operand_types, attrs, regions))
             return list(self.type_rule(operand_types, attrs))
         except ValueError as e:  # e.g. a negative dimension in a result shape

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dis
 import linecache
 import os
+import re
 import sys
 
 from .scipy_calls import in_scipy, refusal
@@ -25,6 +26,11 @@ def _is_internal(filename: str) -> bool:
     # SciPy's frames too: a traced value reaches SciPy only on its way to NumPy (scipy_calls)
     return (f.startswith(_NUMPY_DIR + os.sep) or filename.startswith("<__array_function__")
             or in_scipy(f))
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether code in this file is the user's (not tracejit's, NumPy's or SciPy's)."""
+    return not _is_internal(filename)
 
 
 class SourceLocation:
@@ -87,6 +93,28 @@ class ConcretizationError(TracerError):
         if extra:
             msg += "\n" + extra
         super().__init__(msg)
+
+
+def control_flow_hint(loc: SourceLocation | None) -> str:
+    """What to write instead of the Python statement on the user's line that needed a
+    concrete value: the control-flow primitive that matches it."""
+    line = loc.source_line if loc else ""
+    word = re.match(r"(\w+)", line)
+    word = word.group(1) if word else ""
+    if word in ("if", "elif") or " if " in line:
+        return ("For a branch on a traced value: tracejit.cond(pred, true_fn, false_fn, "
+                "*operands) traces both branches and runs one (tracejit.switch(index, "
+                "[f0, f1, ...], *operands) for more than two).")
+    if word == "while":
+        return ("For a loop on a traced condition: tracejit.while_loop(cond_fn, body_fn, "
+                "init_val) (cond_fn(val) -> bool, body_fn(val) -> val), or "
+                "tracejit.fori_loop(lower, upper, body_fn, init_val) for a counted loop.")
+    if re.search(r"\brange\(", line):
+        return ("For a loop whose trip count is traced: tracejit.fori_loop(lower, upper, "
+                "body_fn, init_val) with body_fn(i, val) -> val (a Python int bound keeps it "
+                "a loop in the IR, differentiable in reverse mode; tracejit.scan(f, init, xs) "
+                "loops over the rows of xs).")
+    return ""
 
 
 class ConcretizationTypeError(ConcretizationError, TypeError):

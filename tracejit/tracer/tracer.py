@@ -13,7 +13,8 @@ import numpy as np
 
 from ..ir import Value
 from .errors import (ConcretizationError, ConcretizationTypeError, array_conversion_error,
-                     store_into_numpy_array_error, unsupported, user_location)
+                     control_flow_hint, store_into_numpy_array_error, unsupported,
+                     user_location)
 from .trace_state import Trace
 from .views import refresh
 
@@ -85,8 +86,9 @@ class Tracer:
 
     # -- concreteness errors ------------------------------------------------------------------
     def __bool__(self):
+        loc = user_location()
         raise ConcretizationTypeError("Using a traced value as a condition (if, while, "
-                                      "and/or, bool())", user_location())
+                                      "and/or, bool())", loc, control_flow_hint(loc))
 
     # a[i] = t into a NumPy array calls these: NumPy reports "setting an array element with a
     # sequence", caused by the error saying what to do instead.
@@ -100,8 +102,9 @@ class Tracer:
 
     def __index__(self):
         # Not a TypeError: NumPy would swallow that and raise its own, naming nothing.
+        loc = user_location()
         raise ConcretizationError("Using a traced value as a Python int (a shape, size, "
-                                  "slice bound or range)", user_location())
+                                  "slice bound or range)", loc, control_flow_hint(loc))
 
     def __complex__(self):
         raise ConcretizationTypeError("complex() of a traced value", user_location())

@@ -14,6 +14,9 @@ size-1 dims) to the value it reshapes: indexing through it costs an integer divi
 remainder per dim and element, much more than materializing the value, whose reshape is then
 a free view (a group of just such a reshape is a view in the plan). ``optimization_barrier`` is
 an ``alias`` (no copy) and ``debug_print`` an ``effect``; no group reaches through either.
+A control op (``cond``, ``while_loop``, ``scan``) is a ``control`` group of its own: its inputs
+are its operands, its outputs its results, and nothing fuses across it (its regions are fused
+on their own when codegen plans them).
 Constants are not grouped: they are kernel arguments. A broadcast used in several places is
 first copied once per user, so that each kernel indexes the broadcast operand instead of
 reading a materialized full-size copy (``maximum(z, 0)`` and ``z > 0`` both read the scalar 0).
@@ -51,7 +54,7 @@ def reduction_axes(op: Op) -> tuple:
 @dataclass(eq=False)
 class FusionGroup:
     id: int
-    kind: str                          # loop | matmul | op | alias | effect
+    kind: str                          # loop | matmul | op | alias | effect | control
     ops: list = field(default_factory=list)   # in program order once fusion is done
     space: tuple = ()                  # F: the loop nest's full shape
     axes: tuple = ()                   # A: reduced axes of F
@@ -272,6 +275,8 @@ class _Grouper:
             g.kind = "alias"
         elif op.opdef.side_effect:
             g.kind = "effect"
+        elif op.opdef.category == "control":
+            g.kind = "control"
         self.groups.append(g)
         self.group_of[op] = g
         return g

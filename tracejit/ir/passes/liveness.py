@@ -1,7 +1,9 @@
 """Liveness: how many bytes are alive while a Function runs op by op in program order.
 
 A value is alive from its definition (parameters: from the start) to its last use; results stay
-alive to the end. ``call`` ops are inlined first, since that is what code generation runs. This
+alive to the end. ``call`` ops are inlined first, since that is what code generation runs.
+A control-flow op (cond, while_loop, scan) counts as its operands and results: what its
+bodies make inside while it runs is not counted. This
 is an analysis, not a transform: it reports the peak, where it happens, and what is held across
 a given point (used to show what checkpointing saves between the forward and backward passes).
 """

@@ -4,32 +4,17 @@ layout op collapse into one (fewer index computations in fused kernels, fewer co
 A 2-D transpose of a matmul used only there becomes the matmul of the transposed operands,
 ``(A @ B).T -> B.T @ A.T`` (autodiff's weight gradients are written this way): the operand
 transposes cancel or become BLAS transpose flags (see fusion's matmul operand ops), where the
-transpose of the product would be a strided copy of a whole weight-sized array."""
-from __future__ import annotations
+transpose of the product would be a strided copy of a whole weight-sized array.
 
-from dataclasses import dataclass
+Control-flow ops have their own patterns in control.py (a ``cond`` on a constant index
+becomes its branch; outputs and inputs of a ``scan`` that nothing needs are dropped)."""
+from __future__ import annotations
 
 from .. import ops
 from ..graph import Function
+from . import control  # noqa: F401  (registers the control-flow patterns)
+from .patterns import PATTERNS, Context, pattern
 from .rewrite import Rewriter
-
-# op -> [(opdef of the op defining its operand, or None for any; rewrite)], tried in order.
-# ``rewrite(rw, op, x, ctx)`` gets the op, its (renamed) operand ``x`` and the Function's
-# users and results; it returns the Value replacing the op's result, or None (no match).
-PATTERNS: dict = {}
-
-
-def pattern(opdef, inner=None):
-    def register(rewrite):
-        PATTERNS.setdefault(opdef, []).append((inner, rewrite))
-        return rewrite
-    return register
-
-
-@dataclass
-class Context:
-    users: dict
-    results: set
 
 
 # -- identities: the op returns its operand ---------------------------------------------------
@@ -111,14 +96,17 @@ def simplify(fn: Function) -> Function:
     for op in fn.ops:
         new = None
         for inner, rewrite in PATTERNS.get(op.opdef, ()):
-            x = rw.get(op.operands[0])
-            if inner is not None and (x.op is None or x.op.opdef is not inner):
+            x = rw.get(op.operands[0]) if op.operands else None
+            if inner is not None and (x is None or x.op is None or x.op.opdef is not inner):
                 continue
             new = rewrite(rw, op, x, ctx)
             if new is not None:
                 break
         if new is None:
             rw.keep(op)
-        else:
-            rw.replace(op.result, new)
+            continue
+        for r, value in zip(op.results, new if isinstance(new, list) else [new]):
+            if value is not None:
+                rw.replace(r, value)
     return rw.finish()
+

@@ -5,7 +5,8 @@ the object itself, in C, and would call the tracer's ``__array__``, which can on
 while a user function is being traced, ``numpy_array_sees_tracers`` puts wrappers at
 ``np.array``, ``np.asarray``, ``np.asanyarray`` and ``np.ascontiguousarray`` that send an object
 holding a tracer (a tracer, or lists and tuples with one inside) here and everything else to
-NumPy's own function unchanged. The wrappers are module attributes for the duration of the
+NumPy's own function unchanged (as are calls from NumPy's, SciPy's and tracejit's own code,
+where a traced value must not go on: NumPy's refusal names what to call instead). The wrappers are module attributes for the duration of the
 outermost trace in the process (a count, under a lock, because traces run on many threads);
 a name bound before tracing (``from numpy import array``) still reaches NumPy's, whose refusal
 says so. This is the one place tracejit replaces a NumPy attribute: JAX refuses
@@ -14,12 +15,13 @@ says so. This is the one place tracejit replaces a NumPy attribute: JAX refuses
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import numpy_error
+from ..errors import is_user_file, numpy_error
 from ..tracer import Tracer
 from .lifting import astype, lift, reshape
 from .rules import dt, requested_dtype
@@ -68,7 +70,11 @@ def _holds_tracer(obj) -> bool:
 def _sees_tracers(original, ours):
     @functools.wraps(original)
     def wrapper(obj, *args, **kwargs):
-        if kwargs.get("like") is None and _holds_tracer(obj):
+        # Only the user's own calls: NumPy's and SciPy's Python code converts with np.array
+        # too (as_strided, logsumexp), and a traced value must not go on into their code,
+        # which NumPy's refusal prevents (naming what to call instead)
+        if kwargs.get("like") is None and _holds_tracer(obj) \
+                and is_user_file(sys._getframe(1).f_code.co_filename):
             kwargs.pop("like", None)
             return ours(obj, *args, **kwargs)
         return original(obj, *args, **kwargs)

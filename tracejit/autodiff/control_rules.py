@@ -1,0 +1,274 @@
+"""Derivatives of structured control flow (ir/control_ops.py): ``cond``, ``while_loop``, ``scan``.
+
+Every rule is IR -> IR: it emits control ops whose regions are new Functions, made by running
+the transforms themselves (``forward.push``, ``reverse.record``) over the op's own regions in a
+fresh trace (:func:`_region`). A new region closes over nothing: every value it reads (primal,
+tangent, cotangent) is one of its parameters, i.e. an operand of the op.
+
+Forward mode, all three ops: the op over the jvp of its regions, tangents riding along as extra
+operands: ``cond`` branches take (operands, tangents) and return (results, tangents);
+``while_loop`` carries (carries, tangents), its cond_fn ignoring the tangents; ``scan`` takes
+(consts, dconsts), (carries, dcarries), (xs, dxs) and gives ys and dys. Only floating-point
+values reachable from a tangent through differentiable ops carry one (as in forward.py); a
+loop's carries are found by a fixpoint, since a carry with a zero tangent on entry gets a
+nonzero one once the body mixes an active value into it.
+
+Reverse mode:
+- ``cond``: the forward cond as it is; the backward pass is a cond over the vjp of each branch,
+  which recomputes its branch's forward from the operands. No residuals cross the op (simple;
+  the price is running the taken branch twice, as ``checkpoint`` does).
+- ``scan``: the forward scan also stacks each iteration's incoming carries as extra ys. The
+  backward pass is a scan the other way round over (stacked carries, xs, cotangents of ys)
+  whose body is the vjp of the body (recomputing the body's forward from the stored carry),
+  carrying the carries' cotangent and accumulating the consts' cotangents; its ys are the xs'
+  cotangents. Memory: one copy of the carries per iteration, as JAX keeps.
+- ``while_loop``: its trip count is not known before it runs, so there is nothing to store
+  the carries into; an error, as in JAX, suggests fori_loop with static bounds or scan.
+"""
+from __future__ import annotations
+
+from ..ir import Function, ops, verify
+from ..ir.control_ops import scan_parts
+from ..ir.passes import dce
+from ..tracer.trace_state import Trace, current_trace
+from ..tracer.tracer import Tracer
+from .build import add_any, emit_op, zeros
+from .forward import push
+from .jvp_rules import region_jvp_rule
+from .reverse import is_float, record
+from .vjp_rules import region_vjp_rule
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _region(name: str, types: list, build) -> Function:
+    """A Function traced from ``build(params) -> results`` on parameters of ``types`` (a
+    result that is zero must be a real zero: :func:`_or_zero`)."""
+    with Trace(name) as tr:
+        params = [Tracer(tr.builder.param(t), tr) for t in types]
+        results = build(params)
+        fn = tr.finish([x._value for x in results])
+    assert not tr.captured, f"{name} closes over a value of the enclosing trace"
+    return verify(dce(fn))
+
+
+def _or_zero(value, type):
+    return value if value is not None else zeros(type)
+
+
+def _reaches(fn: Function, active: set[int]) -> list[bool]:
+    """Which of fn's results depend on the parameters at ``active`` through differentiable
+    float ops: the activity rule of reverse.py and forward.py, without emitting anything."""
+    live = {fn.params[i] for i in active if is_float(fn.params[i])}
+    for o in fn.ops:
+        if o.opdef.differentiable and any(v in live for v in o.operands):
+            live.update(r for r in o.results if is_float(r))
+    return [r in live for r in fn.results]
+
+
+def _active_carries(body: Function, fixed: set[int], start: int, entering: list[bool]
+                    ) -> list[bool]:
+    """The loop carries that carry a derivative: those active on entry, plus (to a fixpoint)
+    those the body makes depend on an active parameter. ``fixed``: the active non-carry
+    parameters; the carries are the parameters from ``start`` and the body's first results."""
+    act = list(entering)
+    while True:
+        params = fixed | {start + j for j, a in enumerate(act) if a}
+        new = [a or r for a, r in zip(act, _reaches(body, params))]
+        if new == act:
+            return act
+        act = new
+
+
+def _place(values: list, positions: list[int], size: int) -> list:
+    """``values`` put at ``positions`` of a list of ``size`` Nones."""
+    out = [None] * size
+    for i, v in zip(positions, values):
+        out[i] = v
+    return out
+
+
+def _cut(seq: list, sizes: list[int]) -> list[list]:
+    parts, at = [], 0
+    for n in sizes:
+        parts.append(list(seq[at:at + n]))
+        at += n
+    return parts
+
+
+# -- forward mode -----------------------------------------------------------------------------
+
+@region_jvp_rule(ops.cond)
+def _(o, xs, ts):
+    index, operands, tangents = xs[0], xs[1:], ts[1:]
+    wrt = [i for i, t in enumerate(tangents) if t is not None]
+    types = [p.type for p in o.regions[0].params]
+    out_active = [any(col) for col in zip(*(_reaches(b, set(wrt)) for b in o.regions))]
+
+    def jvp_of(branch):
+        def build(ps):
+            prim, tans = _cut(ps, [len(types), len(wrt)])
+            outs, touts = push(branch, prim, _place(tans, wrt, len(types)))
+            return outs + [_or_zero(t, r.type) for t, r, a in
+                           zip(touts, branch.results, out_active) if a]
+        return _region(f"{branch.name}_jvp", types + [types[i] for i in wrt], build)
+
+    n = len(o.results)
+    res = emit_op(current_trace(), ops.cond, [index] + operands + [tangents[i] for i in wrt],
+                  {}, [jvp_of(b) for b in o.regions], o.loc)
+    return res[:n], _place(res[n:], [j for j in range(n) if out_active[j]], n)
+
+
+@region_jvp_rule(ops.while_loop)
+def _(o, xs, ts):
+    k = o.attrs["consts"]
+    cond_fn, body_fn = o.regions
+    m = len(xs) - k
+    tc = [i for i in range(k) if ts[i] is not None]
+    act = _active_carries(body_fn, set(tc), k, [t is not None for t in ts[k:]])
+    tcar = [j for j in range(m) if act[j]]
+    types = [p.type for p in body_fn.params]
+    new_types = (types[:k] + [types[i] for i in tc] + types[k:]
+                 + [types[k + j] for j in tcar])
+
+    def unpack(ps):
+        consts, dconsts, carries, dcarries = _cut(ps, [k, len(tc), m, len(tcar)])
+        return (consts + carries,
+                _place(dconsts + dcarries, tc + [k + j for j in tcar], k + m))
+
+    def cond_build(ps):
+        prim, _ = unpack(ps)
+        return push(cond_fn, prim, [None] * len(prim))[0]
+
+    def body_build(ps):
+        prim, tangents = unpack(ps)
+        outs, touts = push(body_fn, prim, tangents)
+        return outs + [_or_zero(touts[j], types[k + j]) for j in tcar]
+
+    operands = (xs[:k] + [ts[i] for i in tc] + xs[k:]
+                + [_or_zero(ts[k + j], types[k + j]) for j in tcar])
+    res = emit_op(current_trace(), ops.while_loop, operands, {"consts": k + len(tc)},
+                  [_region(f"{cond_fn.name}_jvp", new_types, cond_build),
+                   _region(f"{body_fn.name}_jvp", new_types, body_build)], o.loc)
+    return res[:m], _place(res[m:], tcar, m)
+
+
+@region_jvp_rule(ops.scan)
+def _(o, xs, ts):
+    n, m = o.attrs["consts"], o.attrs["carries"]
+    (body,) = o.regions
+    nx, ny = len(xs) - n - m, len(body.results) - m
+    tc = [i for i in range(n) if ts[i] is not None]
+    tx = [k for k in range(nx) if ts[n + m + k] is not None]
+    fixed = set(tc) | {n + m + k for k in tx}
+    act = _active_carries(body, fixed, n, [t is not None for t in ts[n:n + m]])
+    tcar = [j for j in range(m) if act[j]]
+    y_active = _reaches(body, fixed | {n + j for j in tcar})[m:]
+    ty = [j for j in range(ny) if y_active[j]]
+    types = [p.type for p in body.params]
+    new_types = (types[:n] + [types[i] for i in tc] + types[n:n + m]
+                 + [types[n + j] for j in tcar] + types[n + m:]
+                 + [types[n + m + k] for k in tx])
+
+    def build(ps):
+        c, dc, car, dcar, x, dx = _cut(ps, [n, len(tc), m, len(tcar), nx, len(tx)])
+        tangents = _place(dc + dcar + dx, tc + [n + j for j in tcar] + [n + m + k for k in tx],
+                          n + m + nx)
+        outs, touts = push(body, c + car + x, tangents)
+        r = body.results
+        return (outs[:m] + [_or_zero(touts[j], r[j].type) for j in tcar] + outs[m:]
+                + [_or_zero(touts[m + j], r[m + j].type) for j in ty])
+
+    consts, carries, xseq = scan_parts(xs, n, m)
+    operands = (consts + [ts[i] for i in tc] + carries
+                + [_or_zero(ts[n + j], types[n + j]) for j in tcar]
+                + xseq + [ts[n + m + k] for k in tx])
+    attrs = dict(o.attrs, consts=n + len(tc), carries=m + len(tcar))
+    res = emit_op(current_trace(), ops.scan, operands, attrs,
+                  [_region(f"{body.name}_jvp", new_types, build)], o.loc)
+    carries_out, dcarries, ys, dys = _cut(res, [m, len(tcar), ny, len(ty)])
+    return carries_out + ys, _place(dcarries, tcar, m) + _place(dys, ty, ny)
+
+
+# -- reverse mode -----------------------------------------------------------------------------
+# rule(op, operands, which operands are active) -> (results, pullback(result cotangents) ->
+# one cotangent per operand, None for zero).
+
+@region_vjp_rule(ops.cond)
+def _(o, xs, active):
+    outs = emit_op(current_trace(), ops.cond, xs, {}, o.regions, o.loc)
+    types = [p.type for p in o.regions[0].params]
+    wrt = [i for i, a in enumerate(active[1:]) if a]
+
+    def pullback(out_cts):
+        seeds = [j for j, c in enumerate(out_cts) if c is not None]
+
+        def vjp_of(branch):
+            def build(ps):
+                prim, cts = _cut(ps, [len(types), len(seeds)])
+                _, pull = record(branch, prim, wrt)
+                grads = pull(_place(cts, seeds, len(branch.results)))
+                return [_or_zero(grads[i], types[i]) for i in wrt]
+            return _region(f"{branch.name}_vjp", types + [o.results[j].type for j in seeds],
+                           build)
+
+        grads = emit_op(current_trace(), ops.cond, xs + [out_cts[j] for j in seeds], {},
+                        [vjp_of(b) for b in o.regions], o.loc)
+        return [None] + _place(grads, wrt, len(types))
+
+    return outs, pullback
+
+
+@region_vjp_rule(ops.while_loop)
+def _(o, xs, active):
+    raise ValueError(
+        f"tracejit: reverse-mode differentiation does not work through a while_loop (at "
+        f"{o.loc or 'an unknown place'}): its trip count is only known when it runs, so there "
+        "is no static number of iterations to store for the backward pass.\nWhat to do: use "
+        "fori_loop with static (Python int) bounds, or scan, which reverse mode supports; "
+        "forward mode (jvp, jacfwd) works through while_loop.")
+
+
+@region_vjp_rule(ops.scan)
+def _(o, xs, active):
+    n, m, length, rev = (o.attrs[a] for a in ("consts", "carries", "length", "reverse"))
+    (body,) = o.regions
+    ny = len(body.results) - m
+    # Forward: also stack each iteration's incoming carries, for the backward pass to read.
+    stacking = Function(body.name, body.params, body.ops,
+                        list(body.results) + list(body.params[n:n + m]))
+    res = emit_op(current_trace(), ops.scan, xs, o.attrs, [stacking], o.loc)
+    outs, stacked = res[:m + ny], res[m + ny:]
+
+    def pullback(out_cts):
+        consts, _, xseq = scan_parts(xs, n, m)
+        nx = len(xseq)
+        tc = [i for i in range(n) if active[i]]
+        tx = [k for k in range(nx) if active[n + m + k]]
+        fixed = set(tc) | {n + m + k for k in tx}
+        act = _active_carries(body, fixed, n, active[n:n + m])
+        tcar = [j for j in range(m) if act[j]]
+        seeds = [j for j in range(ny) if out_cts[m + j] is not None]
+        wrt = tc + [n + j for j in tcar] + [n + m + k for k in tx]
+        types = [p.type for p in body.params]
+        bwd_types = (types[:n] + [types[n + j] for j in tcar] + [types[i] for i in tc]
+                     + types[n:] + [body.results[m + j].type for j in seeds])
+
+        def build(ps):
+            c, dcar, acc, car, x, dy = _cut(ps, [n, len(tcar), len(tc), m, nx, len(seeds)])
+            _, pull = record(body, c + car + x, wrt)
+            g = pull(_place(dcar, tcar, m) + _place(dy, seeds, ny))
+            return ([_or_zero(g[n + j], types[n + j]) for j in tcar]
+                    + [add_any(a, g[i]) for a, i in zip(acc, tc)]
+                    + [_or_zero(g[n + m + k], types[n + m + k]) for k in tx])
+
+        operands = (consts + [_or_zero(out_cts[j], types[n + j]) for j in tcar]
+                    + [zeros(types[i]) for i in tc] + stacked + xseq
+                    + [out_cts[m + j] for j in seeds])
+        attrs = dict(o.attrs, carries=len(tcar) + len(tc), reverse=not rev)
+        back = emit_op(current_trace(), ops.scan, operands, attrs,
+                       [_region(f"{body.name}_vjp", bwd_types, build)], o.loc)
+        dcarries, dconsts, dxs = _cut(back, [len(tcar), len(tc), len(tx)])
+        return (_place(dconsts, tc, n) + _place(dcarries, tcar, m) + _place(dxs, tx, nx))
+
+    return outs, pullback

@@ -1,0 +1,147 @@
+"""``cond``, ``while_loop`` and ``scan`` as statements: ``if``/``elif``, ``for`` and ``while``
+around the code of their regions.
+
+One rule per op serves two planners, because the statements read the same in Python and in
+Numba: the program's entry (plan.py: a ``cond``, and a loop whose body no native module can
+express) and a native loop module (loops.py: the loop itself and every control op nested in
+its body). A planner ``P`` gives ``array(v)`` (the name of an array holding ``v``),
+``new_name()``, ``lines`` (where statements go), ``region(fn, names)`` (a region's statements
+with its parameters bound to ``names``, and the names of its results), ``bind(v, name)``, and
+``entry`` (True in the Python entry: there a loop that runs zero times copies its carries,
+which are still the operands, so that no result aliases an argument or arena memory).
+
+Values are arrays everywhere, 0-d ones too (``np.empty(())``; Numba types ``a[()]``): a slice
+``xs[t]`` of a 1-D ``xs`` is a scalar, so it is copied into a 0-d array.
+"""
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir.control_ops import scan_parts
+from . import emitters
+
+
+def indent(lines: list) -> list:
+    return ["    " + line for line in lines] or ["    pass"]
+
+
+def copy_into(P, dst: str, src: str, shape: tuple) -> list:
+    """Statements writing array ``src`` into ``dst`` (C-contiguous, of ``shape``). In Numba an
+    element loop over flat views: its broadcasting ``dst[:] = src`` cost 2.5 s of compile each
+    (a scan's ys and carry copies: 7.3 s of an RNN module's, 1.9 s without them)."""
+    if not shape:
+        return [f"{dst}[()] = {src}[()]"]
+    if P.entry:
+        return [f"{dst}[...] = {src}"]
+    n = 1
+    for d in shape:
+        n *= d
+    d, s, i = P.new_name("d"), P.new_name("s"), P.new_name("i")
+    return [f"{d} = {dst}.reshape({n})", f"{s} = {src}.reshape({n})",
+            f"for {i} in range({n}):", f"    {d}[{i}] = {s}[{i}]"]
+
+
+def _assign(names: list, values: list) -> list:
+    if not names:
+        return []
+    return [f"{', '.join(names)}, = {', '.join(values)},"]
+
+
+def _empty(v) -> str:
+    return f"np.empty({tuple(v.shape)}, {emitters.np_name(v.type.dtype)})"
+
+
+@emitters.register("control", ops.cond)
+def cond(P, op, outs: list | None = None):
+    """``branches[clip(index)]`` as ``if k == 0: ... elif ...: ... else: ...``."""
+    index, *operands = op.operands
+    args = [P.array(v) for v in operands]
+    names = [P.new_name() for _ in op.results]
+    k = P.new_name()
+    n = len(op.regions)
+    P.lines.append(f"{k} = min(max(int({P.array(index)}[()]), 0), {n - 1})")
+    for i, branch in enumerate(op.regions):
+        body, res = P.region(branch, args)
+        body = body + _assign(names, res)
+        if n == 1:
+            P.lines += body
+            continue
+        head = "if" if i == 0 else ("else" if i == n - 1 else "elif")
+        P.lines.append(f"{head}:" if head == "else" else f"{head} {k} == {i}:")
+        P.lines += indent(body)
+    _finish(P, op.results, names, outs)
+
+
+@emitters.register("control", ops.scan)
+def scan(P, op, outs: list | None = None):
+    """``for t in range(length)`` (or backwards) over the body; ``ys[t]`` written in place."""
+    a = op.attrs
+    m, length = a["carries"], a["length"]
+    consts, carries, xs = scan_parts(op.operands, a["consts"], m)
+    fixed = [P.array(v) for v in consts]
+    carry = [P.new_name() for _ in carries]
+    P.lines += _assign(carry, [P.array(v) for v in carries])
+    xnames = [P.array(v) for v in xs]
+    ys = op.results[m:]
+    ynames = list(outs[m:]) if outs else [P.new_name() for _ in ys]
+    if not outs:
+        P.lines += [f"{y} = {_empty(v)}" for y, v in zip(ynames, ys)]
+    t = P.new_name("t")
+    steps = f"range({length} - 1, -1, -1)" if a["reverse"] else f"range({length})"
+    loop = []
+    slices = []
+    for x, v in zip(xnames, xs):
+        s = P.new_name()
+        if v.type.ndim == 1:      # a scalar in Numba: into a 0-d array
+            loop += [f"{s} = np.empty((), {emitters.np_name(v.type.dtype)})", f"{s}[()] = {x}[{t}]"]
+        else:
+            loop.append(f"{s} = {x}[{t}]")
+        slices.append(s)
+    body, res = P.region(op.regions[0], fixed + carry + slices)
+    loop += body
+    for y, r, v in zip(ynames, res[m:], ys):
+        if v.type.ndim == 1:
+            loop.append(f"{y}[{t}] = {r}[()]")
+        else:
+            loop += copy_into(P, f"{y}[{t}]", r, tuple(v.shape[1:]))
+    loop += _assign(carry, res[:m])
+    P.lines.append(f"for {t} in {steps}:")
+    P.lines += indent(loop)
+    if outs:
+        for o, c, v in zip(outs[:m], carry, op.results[:m]):
+            P.lines += copy_into(P, o, c, tuple(v.shape))
+        return
+    if P.entry and length == 0:
+        carry = _copies(P, carry)
+    for r, name in zip(op.results, carry + ynames):
+        P.bind(r, name)
+
+
+@emitters.register("control", ops.while_loop)
+def while_loop(P, op, outs: list | None = None):
+    """``while True:`` cond_fn, ``break`` on false, body_fn."""
+    k = op.attrs["consts"]
+    fixed = [P.array(v) for v in op.operands[:k]]
+    carry = [P.new_name() for _ in op.operands[k:]]
+    P.lines += _assign(carry, [P.array(v) for v in op.operands[k:]])
+    cond_fn, body_fn = op.regions
+    test, (c,) = P.region(cond_fn, fixed + carry)
+    body, res = P.region(body_fn, fixed + carry)
+    P.lines.append("while True:")
+    P.lines += indent(test + [f"if not {c}[()]:", "    break"] + body + _assign(carry, res))
+    # the trip count is not known here: the entry copies its carries (they may be operands)
+    _finish(P, op.results, _copies(P, carry) if P.entry else carry, outs)
+
+
+def _copies(P, names: list) -> list:
+    copies = [P.new_name() for _ in names]
+    P.lines += [f"{c} = {n}.copy()" for c, n in zip(copies, names)]
+    return copies
+
+
+def _finish(P, results, names, outs):
+    if outs:
+        for o, n, v in zip(outs, names, results):
+            P.lines += copy_into(P, o, n, tuple(v.shape))
+    else:
+        for r, name in zip(results, names):
+            P.bind(r, name)

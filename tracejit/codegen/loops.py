@@ -1,0 +1,186 @@
+"""A ``scan`` or ``while_loop`` as ONE native Numba module: no Python per iteration.
+
+The body is optimized and fused like any Function; each of its kernels (kernel.py,
+templates.py) becomes a function of the module (``def kernel(`` renamed ``def k3(``), and a
+driver ``kernel(a0.., o0.., lo, hi)`` (the calling convention of every kernel, so the plan,
+the disk cache, compile workers and warm loads treat the module as one more kernel) runs the
+loop (control.py's statements, the same as in the entry) and calls them serially over their
+whole range. Inside it: buffers are ``np.empty`` per iteration (no arena, no result pool, no
+threads), scalar constants are typed literals, array constants extra arguments (after the
+operands), sizes literals; a group of layout ops is a generated kernel, ``pad`` and
+``concatenate`` are slice assignments. Control ops nested in the body are Numba
+``if``/``for``/``while`` in the same driver.
+
+What the driver cannot express raises ``Unsupported`` while the module is generated (never
+while it compiles): ``sort``/``argsort`` (NumPy's sorts), ``debug_print``, the LAPACK ops.
+The plan then runs that loop as a Python loop in the entry, the body's kernels called once per
+iteration: correct, but with Python's overhead each step; the entry says so in a comment
+(``lower(...).source``).
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir import ops
+from ..ir.passes import fuse, optimize
+from . import emitters
+from .control import copy_into
+from .kernel import generate_kernel, is_scalar_constant
+from .movement import is_movement
+from .source import HEADER, KernelSpec
+
+_FLAGS = 'cache=True, nogil=True, error_model="numpy"'
+# No kernel of a body runs on threads: the driver calls each serially.
+_SERIAL = 1 << 62
+
+
+class Unsupported(Exception):
+    """A body the native driver cannot express (the message says which op)."""
+
+
+def literal(v) -> str:
+    """A scalar constant as a typed literal (NaN and infinities by name)."""
+    value = v.op.attrs["value"][()]
+    dt = v.type.dtype
+    if dt.is_float and not math.isfinite(float(value)):
+        name = "np.nan" if math.isnan(float(value)) else (
+            "np.inf" if value > 0 else "-np.inf")
+        return f"{emitters.np_name(dt)}({name})"
+    return emitters.lit(dt, value)
+
+
+class NativeLoop:
+    """Builds the module of one loop op: ``spec()`` gives its KernelSpec."""
+
+    entry = False
+
+    def __init__(self, op):
+        self.op = op
+        self.names: dict = {}
+        self.lines: list[str] = []
+        self.functions: dict = {}       # kernel source (header stripped) -> its name
+        self.constants: list = []       # array constant Values, passed after the operands
+        self.n = 0
+
+    # -- the planner interface of control.py ------------------------------------------------
+    def new_name(self, prefix: str = "v") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def bind(self, v, name: str):
+        self.names[v] = name
+
+    def array(self, v) -> str:
+        if v not in self.names:
+            if v.op is None or v.op.opdef is not ops.constant:
+                raise AssertionError(f"{v} has no name in the native loop")
+            self.names[v] = f"a{len(self.op.operands) + len(self.constants)}"
+            self.constants.append(v)
+        return self.names[v]
+
+    def region(self, fn, arg_names: list) -> tuple[list, list]:
+        fusion = fuse(optimize(fn))
+        for p, name in zip(fusion.function.params, arg_names):
+            self.names[p] = name
+        saved, self.lines = self.lines, []
+        try:
+            for g in fusion.groups:
+                self._group(g)
+            results = [self.array(r) for r in fusion.function.results]
+            return self.lines, results
+        finally:
+            self.lines = saved
+
+    # -- groups -------------------------------------------------------------------------------
+    def _group(self, g):
+        op = g.ops[0]
+        if g.kind == "alias":
+            for r, v in zip(op.results, op.operands):
+                self.names[r] = self.array(v)
+        elif g.kind == "control":
+            emitters.RULES[op.opdef][1](self, op)
+        elif g.kind == "effect":
+            raise Unsupported(f"{op.opdef.name} (runs in Python)")
+        elif g.kind == "op" and is_movement(g):
+            self._movement(op)
+        elif g.kind == "op" and op.opdef.category == "linalg":
+            raise Unsupported(f"{op.opdef.name} (LAPACK)")
+        else:
+            self._kernel(g)
+
+    def _buffer(self, v) -> str:
+        name = self.new_name("b")
+        self.lines.append(f"{name} = np.empty({tuple(v.shape)}, "
+                          f"{emitters.np_name(v.type.dtype)})")
+        self.names[v] = name
+        return name
+
+    def _kernel(self, g):
+        spec = generate_kernel(g, _SERIAL)
+        src = spec.source
+        if not src.startswith(HEADER) or src.count("\ndef ") != 1:
+            raise Unsupported(f"group {g}: a kernel module of another shape")
+        body = src[len(HEADER):]
+        if body not in self.functions:
+            self.functions[body] = f"k{len(self.functions)}"
+        name = self.functions[body]
+        ins = [self.array(v) for v in spec.inputs]
+        outs = [self._buffer(v) for v in spec.outputs]
+        scalars = [literal(v) for v in spec.scalars]
+        # np.int64(n), not n: a literal int argument makes Numba compile a specialization of
+        # the kernel on its value (Literal[int]) at every call site with other sizes
+        sizes = [f"np.int64({n})" for n in spec.sizes + [0, spec.span]]
+        args = ins + outs + scalars + sizes
+        self.lines.append(f"{name}({', '.join(args)})")
+
+    def _scalar(self, v) -> str:
+        return literal(v) if is_scalar_constant(v) else f"{self.array(v)}[()]"
+
+    def _movement(self, op):
+        if op.opdef is ops.concatenate:
+            axis = op.attrs["axis"]
+            xs = [self.array(v) for v in op.operands]
+            out = self._buffer(op.result)
+            at = 0
+            for x, v in zip(xs, op.operands):
+                n = v.shape[axis]
+                sub = [":"] * axis + [f"{at}:{at + n}"]
+                self.lines.append(f"{out}[{', '.join(sub)},] = {x}")
+                at += n
+        elif op.opdef is ops.pad:
+            x, value = op.operands
+            a = op.attrs
+            src = self.array(x)
+            out = self._buffer(op.result)
+            if x.type.ndim == 0:
+                self.lines += copy_into(self, out, src, ())
+                return
+            self.lines.append(f"{out}.fill({self._scalar(value)})")
+            inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
+                              for n, lo, it in zip(x.shape, a["low"], a["interior"]))
+            self.lines.append(f"{out}[{inner},] = {src}")
+        else:
+            raise Unsupported(f"{op.opdef.name} (NumPy's, in the entry)")
+
+    # -- the module ---------------------------------------------------------------------------
+    def spec(self) -> KernelSpec:
+        op = self.op
+        ins = [f"a{i}" for i in range(len(op.operands))]
+        for v, name in zip(op.operands, ins):
+            self.names[v] = name
+        outs = [f"o{i}" for i in range(len(op.results))]
+        emitters.RULES[op.opdef][1](self, op, outs)
+        params = ins + [f"a{len(ins) + i}" for i in range(len(self.constants))] + outs
+        functions = [src.replace("def kernel(", f"def {name}(", 1)
+                     for src, name in self.functions.items()]
+        driver = [f"@njit({_FLAGS})", f"def kernel({', '.join(params + ['lo', 'hi'])}):"]
+        driver += ["    " + line for line in self.lines] + ["    return 0"]
+        source = HEADER + "".join(functions) + "\n\n" + "\n".join(driver) + "\n"
+        return KernelSpec(source, list(op.operands) + self.constants, list(op.results), [],
+                          [], False, 0, 0, 1,
+                          notes=[f"{op.opdef.name}: native loop module"])
+
+
+def native_loop(op) -> KernelSpec:
+    """The KernelSpec of ``op``'s native module, or Unsupported."""
+    return NativeLoop(op).spec()

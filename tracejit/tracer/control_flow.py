@@ -1,0 +1,361 @@
+"""``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan``: control flow that depends on
+traced values, as one IR op whose bodies are regions (ir/control_ops.py), with
+``jax.lax``'s argument order and semantics.
+
+Under a trace each body is traced once into a Function, on tracers standing for its
+arguments; values it closes over are captured by the body's trace (trace_state.py) and become
+explicit operands of the op (the ``consts`` of a loop). So a loop of 100 steps is one body in
+the IR, compiled as a real loop, and its trace costs one step's.
+
+An operation in a body whose operands are all captured values (``y.sum()`` of a closed-over
+``y``) is recorded in the trace that owns them, outside the op, as every traced operation goes
+to the innermost trace of its operands: it runs once, before the loop or the branch, and the
+body captures its result. The values are the same; the difference from JAX is that such an
+operation runs even when its branch is not taken.
+
+Outside any trace they run eagerly on NumPy with the same results: a Python ``if``, ``while``
+or ``for``. ``cond`` and ``switch`` with a concrete predicate run only the chosen branch under
+a trace too (the result is the same; JAX traces both). Loops under a trace are always ops,
+even when every operand is concrete, so that their bodies are traced once, not unrolled.
+
+Types: a loop's carries keep their types, and branches return the same types, as in JAX; a
+Python number among the initial carries (a *weak* type) takes the dtype the body gives it,
+again as JAX does. A mismatch names the position and the user's line:
+``carry[1] changed from f32[8] to f64[8]``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Function, Op, TensorType, Value, dtypes, ops
+from .errors import TracerError, user_location
+from .numpy.lifting import convert, lift
+from .pytree import flatten, unflatten
+from .trace_function import trace
+from .trace_state import current_trace
+from .tracer import Tracer
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
+
+
+class ControlFlowTypeError(TracerError, TypeError):
+    """A body returned other types or another structure than the op needs."""
+
+
+def _error(what: str, hint: str) -> ControlFlowTypeError:
+    loc = user_location()
+    where = f" at {loc.describe()}" if loc else ""
+    return ControlFlowTypeError(f"tracejit: {what}{where}\nWhat to do: {hint}")
+
+
+def _traced(*xs) -> bool:
+    return any(isinstance(x, Tracer) for x in flatten(xs)[0])
+
+
+def _stand_in(t: TensorType):
+    """An argument that traces as type ``t`` (trace() reads only its dtype and shape)."""
+    return np.broadcast_to(np.zeros((), t.dtype.np), t.shape)
+
+
+def _types(values) -> list[TensorType]:
+    return [v._value.type for v in values]
+
+
+class _Body:
+    """One traced body: its Function with parameters ``[captured..., own params...]``, the
+    outer tracers captured, and its results' tree and weak flags."""
+
+    def __init__(self, fn, args: tuple, name: str):
+        traced = trace(fn, args, {}, name)
+        f = traced.function
+        n_own = len(f.params) - len(traced.captured)
+        self.own = f.params[:n_own]
+        self.captured = list(traced.captured)
+        self.captured_params = f.params[n_own:]
+        self.function = f
+        self.out_tree = traced.out_tree
+        self.out_weak = traced.out_weak
+
+    def region(self, consts: list, lead: list[Value] | None = None) -> Function:
+        """The body as a region taking ``[lead..., consts..., own params...]``: a parameter
+        for every captured tracer of any body of the op (unused ones are fresh Values)."""
+        mine = {id(t): p for t, p in zip(self.captured, self.captured_params)}
+        params = list(lead or []) + [mine.get(id(t)) or Value(t._value.type) for t in consts]
+        f = self.function
+        return Function(f.name, params + list(self.own), f.ops, f.results)
+
+
+def _consts(bodies: list[_Body]) -> list[Tracer]:
+    """Every outer tracer any body captured, once, as tracers of the current trace."""
+    seen, out = set(), []
+    for b in bodies:
+        for t in b.captured:
+            if id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+    return out
+
+
+def _retype_results(fn: Function, want: list[TensorType]) -> Function:
+    """``fn`` with each result converted to ``want``'s dtype where only the dtype differs (a
+    weak result, checked by the caller)."""
+    new_ops, results = list(fn.ops), []
+    for r, t in zip(fn.results, want):
+        if r.type != t:
+            op = _op(ops.convert, [r], t, dtype=t.dtype)
+            new_ops.append(op)
+            r = op.result
+        results.append(r)
+    return Function(fn.name, fn.params, new_ops, results)
+
+
+def _op(opdef, operands: list, t: TensorType, **attrs) -> Op:
+    """An op appended to a region after its trace (a convert, a comparison)."""
+    return Op(opdef, operands, opdef.normalize_attrs(attrs), [t], None)
+
+
+# -- cond and switch -------------------------------------------------------------------------
+
+def cond(pred, true_fun, false_fun, *operands):
+    """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced."""
+    if not isinstance(pred, Tracer):
+        return (true_fun if pred else false_fun)(*operands)
+    p = lift(pred)
+    if p._value.type.shape != ():
+        raise _error(f"cond's predicate must be a scalar, got {p._value.type}",
+                     "reduce it first, e.g. cond(np.all(x > 0), ...), or use np.where for "
+                     "an elementwise choice")
+    p = p != 0 if not p._value.type.dtype.is_bool else p
+    return _switch(convert(p, dtypes.as_dtype("int32")), [false_fun, true_fun], operands,
+                   "cond")
+
+
+def switch(index, branches, *operands):
+    """``branches[index](*operands)``, ``index`` clamped into range as in ``jax.lax.switch``."""
+    branches = list(branches)
+    if not branches:
+        raise _error("switch needs at least one branch", "pass a list of functions")
+    if not isinstance(index, Tracer):
+        i = int(np.clip(int(index), 0, len(branches) - 1))
+        return branches[i](*operands)
+    i = lift(index)
+    t = i._value.type
+    if t.shape != () or not (t.dtype.is_int or t.dtype.is_bool):
+        raise _error(f"switch's index must be an integer scalar, got {t}",
+                     "pass an integer scalar (x.astype(np.int32) for a float)")
+    return _switch(convert(i, dtypes.as_dtype("int32")), branches, operands, "switch")
+
+
+def _switch(index: Tracer, branches, operands, what: str):
+    tr = index._trace
+    leaves, tree = flatten(operands)
+    args = [lift(x, tr) for x in leaves]
+    bodies = [_Body(lambda *a, f=f: f(*unflatten(tree, list(a))), tuple(args),
+                    f"{what}_branch{k}") for k, f in enumerate(branches)]
+    names = (["false_fun", "true_fun"] if what == "cond"
+             else [f"branches[{k}]" for k in range(len(branches))])
+    first = bodies[0]
+    for k, b in enumerate(bodies[1:], 1):
+        if b.out_tree != first.out_tree:
+            raise _error(f"{what}: {names[k]} returns {b.out_tree}, {names[0]} "
+                         f"{first.out_tree}",
+                         "make every branch return the same structure of arrays")
+    # the result types: where branches differ only in the dtype of a weak (Python number)
+    # result, the strong one's dtype, as NumPy's promotion would pick
+    want = list(first.function.result_types)
+    weak = [all(b.out_weak[i] for b in bodies) for i in range(len(want))]
+    for b in bodies:
+        for i, t in enumerate(b.function.result_types):
+            if t != want[i] and t.shape == want[i].shape and first.out_weak[i] \
+                    and not b.out_weak[i]:
+                want[i] = t
+    consts = _consts(bodies)
+    regions = []
+    for k, b in enumerate(bodies):
+        region = b.region(consts)
+        for i, (got, w) in enumerate(zip(region.result_types, want)):
+            if got != w and not (b.out_weak[i] and got.shape == w.shape):
+                raise _error(f"{what}: {names[k]} result[{i}] is {got} but {names[0]}'s is "
+                             f"{first.function.result_types[i]}",
+                             "make the branches return the same dtypes and shapes "
+                             "(x.astype(...), np.broadcast_to(...))")
+        regions.append(_retype_results(region, want))
+    # the op takes the captured values first, then the operands: reorder each region's params
+    regions = [Function(r.name, r.params[len(consts):] + r.params[:len(consts)], r.ops,
+                        r.results) for r in regions]
+    operands_v = [a._value for a in args] + [lift(c, tr)._value for c in consts]
+    op = tr.emit(ops.cond, [index._value] + operands_v, regions=regions)
+    outs = [Tracer(r, tr, w) for r, w in zip(op.results, weak)]
+    return unflatten(first.out_tree, outs)
+
+
+# -- loops -----------------------------------------------------------------------------------
+
+def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 2):
+    """Trace the body (``make(carry_tracers) -> (bodies, carry_out_types, carry_out_weak)``)
+    and give weak initial carries the dtype the body returns for them (JAX's rule); retraces
+    once if that changed a carry's type."""
+    carries = [lift(x, tr) for x in init_leaves]
+    for _ in range(max_tries):
+        bodies, got, got_weak = make(carries)
+        want = _types(carries)
+        changed = False
+        for i, (w, g) in enumerate(zip(want, got)):
+            if w == g:
+                continue
+            if carries[i]._weak and w.shape == g.shape:
+                carries[i] = convert(carries[i], g.dtype)
+                changed = True
+            elif not (got_weak[i] and w.shape == g.shape):
+                raise _error(f"{what}: carry[{i}] changed from {w} to {g}",
+                             "return the carry with the type it came in with "
+                             "(x.astype(...)); a loop's carries keep their types")
+        if not changed:
+            return carries, bodies
+    raise _error(f"{what}: the carries' types do not settle", "give the initial values the "
+                 "dtypes the body returns")
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """``while cond_fun(val): val = body_fun(val)``; returns ``val``."""
+    tr = current_trace()
+    if tr is None:
+        val = init_val
+        while cond_fun(val):
+            val = body_fun(val)
+        return val
+    leaves, tree = flatten(init_val)
+
+    def make(carries):
+        def as_tree(f):
+            return lambda *a: f(unflatten(tree, list(a)))
+        c = _Body(as_tree(cond_fun), tuple(carries), "while_cond")
+        b = _Body(as_tree(body_fun), tuple(carries), "while_body")
+        if b.out_tree != tree:
+            raise _error(f"while_loop: body_fun returns {b.out_tree}, but the carry is {tree}",
+                         "return a value of the same structure as init_val")
+        if len(c.function.results) != 1 or c.function.result_types[0].shape != ():
+            raise _error("while_loop: cond_fun must return one scalar (a bool), got "
+                         f"{[str(t) for t in c.function.result_types]}",
+                         "reduce it, e.g. np.all(...), or return a comparison of scalars")
+        return (c, b), b.function.result_types, b.out_weak
+
+    carries, (c, b) = _carry_bodies(make, leaves, tr, "while_loop")
+    consts = _consts([c, b])
+    cond_region = c.region(consts)
+    if not cond_region.result_types[0].dtype.is_bool:
+        cond_region = _truthy(cond_region)
+    body_region = _retype_results(b.region(consts), _types(carries))
+    operands = [lift(x, tr)._value for x in consts] + [x._value for x in carries]
+    op = tr.emit(ops.while_loop, operands, regions=[cond_region, body_region],
+                 consts=len(consts))
+    return unflatten(tree, [Tracer(r, tr, x._weak) for r, x in zip(op.results, carries)])
+
+
+def _truthy(fn: Function) -> Function:
+    """``fn`` whose one scalar result is replaced by ``result != 0`` (a bool)."""
+    (r,) = fn.results
+    zero = _op(ops.constant, [], r.type, value=np.zeros((), r.type.dtype.np))
+    ne = _op(ops.ne, [r, zero.result], TensorType(dtypes.as_dtype("bool"), ()))
+    return Function(fn.name, fn.params, fn.ops + [zero, ne], [ne.result])
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """``for i in range(lower, upper): val = body_fun(i, val)``. Static bounds make a scan
+    (reverse-mode differentiable); traced bounds a while_loop (forward mode only)."""
+    tr = current_trace()
+    if tr is None:
+        val = init_val
+        for i in range(int(lower), int(upper)):
+            val = body_fun(i, val)
+        return val
+    if not _traced(lower, upper):
+        lo, hi = int(lower), int(upper)
+
+        def step(carry, _):
+            i, val = carry
+            return (i + 1, body_fun(i, val)), None
+        (_, val), _ = scan(step, (lo, init_val), None, length=max(hi - lo, 0))
+        return val
+
+    def cond_fun(carry):
+        return carry[0] < upper
+
+    def body(carry):
+        i, val = carry
+        return i + 1, body_fun(i, val)
+    lo = lift(lower, tr)
+    lo = convert(lo, dtypes.as_dtype("int64")) if not lo._value.type.dtype.is_int else lo
+    return while_loop(cond_fun, body, (lo, init_val))[1]
+
+
+def scan(f, init, xs=None, length=None, reverse=False):
+    """``carry, y = f(carry, x)`` over the leading axis of ``xs`` (a pytree); returns the last
+    carry and the ``y`` stacked, ``ys[i]`` from ``xs[i]`` (also when ``reverse``)."""
+    x_leaves, x_tree = flatten(xs)
+    lengths = {int(np.shape(x)[0]) for x in x_leaves if np.ndim(x) > 0}
+    if any(np.ndim(x) == 0 for x in x_leaves):
+        raise _error("scan: every leaf of xs needs a leading axis to scan over",
+                     "pass arrays of shape (length, ...)")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise _error(f"scan: the lengths of xs' leading axes and length= differ: "
+                     f"{sorted(lengths)}" if lengths else "scan: no xs and no length",
+                     "pass xs whose leading axes agree, or length= when xs is None")
+    (n,) = lengths
+    tr = current_trace()
+    if tr is None:
+        return _scan_eagerly(f, init, x_leaves, x_tree, n, reverse)
+    init_leaves, carry_tree = flatten(init)
+    xs_t = [lift(x, tr) for x in x_leaves]
+    slices = [_stand_in(TensorType(x._value.type.dtype, x._value.type.shape[1:])) for x in xs_t]
+    y_info = {}
+
+    def make(carries):
+        m = len(carries)
+
+        def body(*a):
+            out = f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:])))
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise _error("scan: f must return a pair (carry, y)",
+                             "return (new_carry, y), with y None if there is nothing to stack")
+            return out
+        b = _Body(body, tuple(carries) + tuple(slices), "scan_body")
+        out_leaves_tree = b.out_tree
+        carry_out, y_tree = _split_pair_tree(out_leaves_tree)
+        if carry_out != carry_tree:
+            raise _error(f"scan: f returns the carry as {carry_out}, but init is {carry_tree}",
+                         "return a carry of the same structure as init")
+        y_info["tree"] = y_tree
+        return (b,), b.function.result_types[:m], b.out_weak[:m]
+
+    carries, (b,) = _carry_bodies(make, init_leaves, tr, "scan")
+    m = len(carries)
+    consts = _consts([b])
+    region = b.region(consts)
+    want = _types(carries) + list(region.result_types[m:])
+    region = _retype_results(region, want)
+    operands = ([lift(c, tr)._value for c in consts] + [x._value for x in carries]
+                + [x._value for x in xs_t])
+    op = tr.emit(ops.scan, operands, regions=[region], consts=len(consts), carries=m,
+                 length=n, reverse=bool(reverse))
+    weak = [x._weak for x in carries] + [False] * (len(op.results) - m)
+    outs = [Tracer(r, tr, w) for r, w in zip(op.results, weak)]
+    return (unflatten(carry_tree, outs[:m]), unflatten(y_info["tree"], outs[m:]))
+
+
+def _split_pair_tree(tree):
+    """The trees of the two halves of a pair's tree (a 2-tuple's TreeDef)."""
+    return tree.children[0], tree.children[1]
+
+
+def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
+    carry, ys = init, [None] * n
+    for i in (reversed(range(n)) if reverse else range(n)):
+        carry, ys[i] = f(carry, unflatten(x_tree, [x[i] for x in x_leaves]))
+    if n == 0:
+        return carry, None
+    y_leaves = [flatten(y)[0] for y in ys]
+    stacked = [np.stack([np.asarray(ls[j]) for ls in y_leaves]) for j in range(len(y_leaves[0]))]
+    return carry, unflatten(flatten(ys[0])[1], stacked)
