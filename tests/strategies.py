@@ -25,7 +25,6 @@ platform-defined): exclude ``convert`` with ``allow`` if a backend differs there
 """
 from __future__ import annotations
 
-import string
 
 import numpy as np
 from hypothesis import assume

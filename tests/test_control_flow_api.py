@@ -199,3 +199,17 @@ def test_python_control_flow_on_traced_values_suggests_the_primitive(tmp_path, b
     with pytest.raises(ConcretizationError, match=hint) as e:
         make_ir(ns["f"])(np.ones(3), 3)
     assert "model.py:2" in str(e.value)
+
+
+def test_min_char_rnn_with_scan_has_the_unrolled_loss_and_gradients():
+    from tracejit.demo import char_rnn as rnn
+    vocab = 7
+    params = rnn.init(vocab)
+    eye = np.eye(vocab)
+    data = np.random.default_rng(1).integers(0, vocab, 6)
+    args = (params, eye[data[:-1]], eye[data[1:]], np.full(rnn.HIDDEN, 0.1))
+    got = ijit(tj.value_and_grad(rnn.loss_scan, has_aux=True))(*args)
+    want = ijit(tj.value_and_grad(rnn.loss_unrolled, has_aux=True))(*args)
+    from tracejit.tracer.pytree import flatten
+    for g, w in zip(flatten(got)[0], flatten(want)[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)

@@ -317,7 +317,7 @@ def test_dce_keeps_an_unused_control_op_whose_region_prints_and_drops_a_silent_o
 def test_scan_drops_ys_nobody_uses_and_operands_its_body_never_reads():
     body = Builder("body")
     unused_const = body.param(T("f64", 2), "c")
-    h, x, z = body.param(T("f32", 3), "h"), body.param(T("f32", 3), "x"), body.param(I32, "z")
+    h, x, _ = body.param(T("f32", 3), "h"), body.param(T("f32", 3), "x"), body.param(I32, "z")
     y_dead = body.emit(ops.tanh, [h]).result
     y_live = body.emit(ops.neg, [x]).result
     body = body.build([body.emit(ops.add, [h, x]).result, y_dead, y_live])

@@ -16,7 +16,9 @@ through llvm.maximum/minimum, so LLVM vectorizes reductions without fast-math on
 """
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 
 from ..ir import ops
 from ..ir.passes.fusion import FusionGroup, is_reduction, same_index
@@ -327,12 +329,26 @@ def _nest(lines: list, loops: list, loop_vars: list) -> list:
 
 def generate_kernel(group: FusionGroup, par_min: int) -> KernelSpec:
     if group.kind in ("loop", "matmul"):
-        return LoopKernel(group, par_min).generate()
+        # LoopKernel.value recurses along each chain of fused ops (a few frames per op): the
+        # gradient of a 400-step loop unrolled by Python sums 400 terms in one group, deeper
+        # than Python's default limit of 1000 frames
+        with _recursion_limit(8 * len(group.ops) + 1000):
+            return LoopKernel(group, par_min).generate()
     (op,) = group.ops
     kind, rule = emitters.RULES[op.opdef]
     assert kind == "kernel", (f"{op}: no kernel rule (see {templates.__name__}, "
                               f"{linalg_kernels.__name__})")
     return rule(op, group)
+
+
+@contextlib.contextmanager
+def _recursion_limit(n: int):
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, n))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 # -- index rules: the arithmetic of a layout op's index map where it says "?" -----------------

@@ -27,7 +27,7 @@ from ..ir.passes import fuse, optimize
 from ..ir.passes.fusion import Fusion
 from ..ir.passes.liveness import nbytes
 from .arena import pack
-from . import control, emitters
+from . import control, emitters  # noqa: F401  (control registers its plan rules)
 from .kernel import generate_kernel
 from .loops import Unsupported, native_loop
 from .source import KernelSpec
@@ -75,6 +75,7 @@ class Plan:
         self.kernel_sources: list[str] = []   # each kernel's module source (with signature)
         self.signatures: list[tuple] = []  # each kernel's one signature
         self.parallel: list[int] = []      # the kernels the entry runs on blocks in threads
+        self.addressed: list[int] = []     # kernels called by address from other kernels
         self.pooled: list = []             # result Values written into r* parameters
         self.scratch: list = []            # (Value, group index, line index, name)
         self.arena_bytes: int | None = None   # the arena's size, if any buffer is in it
@@ -330,14 +331,11 @@ class Plan:
     def _kernel_call(self, g):
         self._call_kernel(g, generate_kernel(g, self.par_min))
 
-    def _call_kernel(self, g, spec: KernelSpec):
-        k = len(self.kernels)
-        ins = [self.array(v) for v in spec.inputs]
-        outs = [self.buffer(v) for v in spec.outputs]
-        scalars = [self.scalar(v) for v in spec.scalars]
+    def _add_kernel(self, g, spec: KernelSpec, addresses: int = 0) -> int:
+        """Add a kernel module to the plan; its index."""
         sig = tuple([array_type(v) for v in spec.inputs + spec.outputs]
                     + [from_dtype(v.type.dtype.np) for v in spec.scalars]
-                    + [types.int64] * (len(spec.sizes) + 2))
+                    + [types.int64] * (addresses + len(spec.sizes) + 2))
         self.kernels.append(spec)
         self.kernel_groups.append(g)
         self.signatures.append(sig)
@@ -345,7 +343,20 @@ class Plan:
         # its dispatcher is closed to compiling others (a copy kernel reads the same at any
         # dtype).
         self.kernel_sources.append(spec.source + f"# kernel({', '.join(map(str, sig))})\n")
-        args = ", ".join(ins + outs + scalars + [str(n) for n in spec.sizes])
+        return len(self.kernels) - 1
+
+    def _call_kernel(self, g, spec: KernelSpec):
+        # kernels it calls by address: the program puts their addresses in globals A<index>
+        addresses = []
+        for callee in spec.callees:
+            j = self._add_kernel(None, callee)
+            self.addressed.append(j)
+            addresses.append(f"A{j}")
+        k = self._add_kernel(g, spec, len(addresses))
+        ins = [self.array(v) for v in spec.inputs]
+        outs = [self.buffer(v) for v in spec.outputs]
+        scalars = [self.scalar(v) for v in spec.scalars]
+        args = ", ".join(ins + outs + scalars + addresses + [str(n) for n in spec.sizes])
         if spec.parallel:
             self.parallel.append(k)
             self.lines.append(f"pool.run(k{k}, ({args},), {spec.span}, {spec.min_block})")

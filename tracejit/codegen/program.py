@@ -219,6 +219,11 @@ def _entry(plan: Plan, modules: list, runner):
     globals (its source is registered with linecache, so tracebacks show its lines)."""
     namespace = {"np": np, "pool": runner, "ArgumentMismatch": ArgumentMismatch,
                  **plan.globals, **{f"k{i}": m.kernel for i, m in enumerate(modules)}}
+    for j in plan.addressed:                 # kernels a native loop calls by address
+        address = handoff.wrapper_address(modules[j].kernel, plan.signatures[j])
+        if address is None:
+            raise RuntimeError(f"kernel k{j} has no C wrapper to call by address")
+        namespace[f"A{j}"] = address
     filename = f"<tracejit entry of {plan.fn.name} #{id(plan):x}>"
     source = plan.source
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

@@ -32,6 +32,10 @@ class KernelSpec:
     span: int = 0           # the size of the dim that ``lo, hi`` index: one call is 0, span
     min_block: int = 1      # fewest elements of that dim per thread
     notes: list = field(default_factory=list)
+    # KernelSpecs of kernels this one calls by the address of their C wrapper (a native
+    # loop's body kernels, loops.py): compiled as kernels of their own, their addresses
+    # passed as int64 arguments after the scalars
+    callees: list = field(default_factory=list)
 
 
 def function_source(params: list[str], body: list[str]) -> str:
