@@ -43,8 +43,11 @@ def _(x, perm):
 class NumpyProgram:
     """``program(leaves) -> list of arrays`` on NumPy, for a Function without call ops."""
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, region: bool = False):
+        """``region``: the body of a control op, whose results may share memory with its
+        arguments (nothing on this tier writes into an array it did not make)."""
         self.function = fn
+        self.region = region
         slot = {v: i for i, v in enumerate(fn.params)}
         for op in fn.ops:
             for r in op.results:
@@ -57,8 +60,12 @@ class NumpyProgram:
         self.steps = []
         for i, op in enumerate(fn.ops):
             impl = VIEWS.get(op.opdef, op.opdef.impl)
+            ufunc = op.opdef.meta.get("numpy")
+            if op.opdef.category == "elementwise" and isinstance(ufunc, np.ufunc):
+                impl = ufunc        # the impl's errstate and dtype are the loop's below
             if op.opdef in CONTROL:
-                impl = CONTROL[op.opdef]([NumpyProgram(optimize(r)) for r in op.regions])
+                impl = CONTROL[op.opdef]([NumpyProgram(optimize(r), region=True)
+                                          for r in op.regions])
             dead = [slot[v] for v in dict.fromkeys(op.operands)
                     if last_use[v] == i and v not in keep and v.op is not None]
             self.steps.append((impl, [slot[v] for v in op.operands],
@@ -84,6 +91,8 @@ class NumpyProgram:
                         env[i] = np.asarray(o).astype(dt, copy=False)
                 for i in dead:
                     env[i] = None
+        if self.region:
+            return [env[i] for i in self.results]
         args = [env[i] for i, _ in self.params]
         results = []
         for i in self.results:

@@ -1,4 +1,5 @@
-"""`make demo`: the IR of an MLP forward pass, then training a CNN and an MLP on the digits.
+"""`make demo`: the IR of an MLP forward pass, then training a CNN and an MLP on the digits, and
+a character-level RNN written with `tracejit.scan` beside its unrolled twin.
 
     python -m tracejit.demo            # about a minute or two on 2 cores
     python -m tracejit.demo --long     # more epochs
@@ -10,7 +11,7 @@ import time
 
 import numpy as np
 
-from . import forward
+from . import char_rnn, forward
 from .data import load_digits_28
 from .models import MLP, SimpleCNN
 from .train import train
@@ -32,6 +33,7 @@ def main(argv=None):
     epochs_mlp, epochs_cnn = (20, 10) if args.long else (8, 3)
     _, acc_mlp, _ = train("MLP", MLP(rng=rng), data, epochs_mlp)
     _, acc_cnn, _ = train("CNN", SimpleCNN(rng=rng), data, epochs_cnn)
+    char_rnn.main(["--steps", "1000" if args.long else "300"])
     print(f"\nMLP {acc_mlp * 100:.1f}%, CNN {acc_cnn * 100:.1f}% test accuracy; "
           f"demo took {time.perf_counter() - t0:.0f} s")
 
