@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tracejit as tj
+from tracejit.autodiff import control_rules
 from gradcheck import assert_close, check_grad, check_hvp, check_jvp, check_vjp, ijit
 
 rng = np.random.default_rng(0)
@@ -90,9 +91,82 @@ def test_scan_grad_equals_the_grad_of_the_unrolled_loop(reverse):
         assert_close(g, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("stores", [True, False], ids=["storing", "recomputing"])
+def test_both_reverse_scans_give_the_grad_of_the_unrolled_loop(stores, monkeypatch):
+    monkeypatch.setattr(control_rules, "SCAN_STORES_RESIDUALS", stores)
+    argnums = (0, 1, 2, 3, 4)
+    scanned = ijit(tj.grad(lambda *a: rnn(*a, reverse=True), argnums=argnums))
+    unrolled = ijit(tj.grad(lambda *a: rnn_unrolled(*a, reverse=True), argnums=argnums))
+    for g, want in zip(scanned(W, U, B, H0, XS), unrolled(W, U, B, H0, XS)):
+        assert_close(g, want, rtol=1e-12, atol=1e-12)
+    tanhs = op_names(tj.grad(rnn), W, U, B, H0, XS).count("tanh")
+    assert tanhs == (1 if stores else 2)           # recomputed in the backward scan, or not
+
+
+def scan_ops(fn, *args) -> list:
+    return [o for o in tj.make_ir(fn)(*args).ops if o.name == "scan"]
+
+
+def reads_any(body, sources) -> set:
+    """The values of ``body`` computed from ``sources``."""
+    seen = set(sources)
+    for o in body.ops:
+        if any(v in seen for v in o.operands):
+            seen.update(o.results)
+    return seen
+
+
+def test_the_backward_scan_reads_stored_residuals_instead_of_recomputing_the_forward():
+    forward, backward = scan_ops(tj.grad(rnn, argnums=(0, 1, 2, 3, 4)), W, U, B, H0, XS)
+    body = backward.regions[0]
+    n, m = backward.attrs["consts"], backward.attrs["carries"]
+    from_cotangents = reads_any(body, body.params[n:n + m] + body.params[-1:])
+    matmuls = [o for o in body.ops if o.name == "matmul"]
+    assert len(matmuls) == 4 and all(o.results[0] in from_cotangents for o in matmuls)
+    assert "tanh" not in [o.name for o in body.ops]
+    # After h and the ys, stacked per iteration: the incoming and the new h (not the x slices,
+    # which the backward scan reads from xs).
+    assert [r.type.shape for r in forward.results[2:]] == [(4, 3), (4, 3)]
+
+
+def scaled(w, h0, xs):
+    """The derivative through h / w needs 1 / w, the same in every iteration."""
+    def cell(h, x):
+        h = np.sin(h / w + x)
+        return h, h
+    h, ys = tj.scan(cell, h0, xs)
+    return np.sum(h) + np.sum(ys * ys)
+
+
+def test_residuals_of_the_consts_alone_are_computed_once_outside_the_loops():
+    w, h0, xs = rng.standard_normal(3) + 3.0, rng.standard_normal(3), rng.standard_normal((4, 3))
+    check_grad(scaled, w, h0, xs)
+    forward, backward = scan_ops(tj.grad(scaled, argnums=(0, 1, 2)), w, h0, xs)
+    body = forward.regions[0]
+    per_iteration = reads_any(body, body.params[forward.attrs["consts"]:])
+    assert all(r in per_iteration for r in body.results)          # nothing of w alone stacked
+    assert "div" not in [o.name for o in backward.regions[0].ops]  # 1 / w before the loop
+
+
+def test_a_checkpointed_scan_body_is_recomputed_in_the_backward_scan():
+    def ckpt_rnn(w, u, b, h0, xs):
+        def cell(h, x):
+            h = np.tanh(h @ w + x @ u + b)
+            return h, np.sum(h * h)
+        h, ys = tj.scan(tj.checkpoint(cell), h0, xs)
+        return np.sum(h) + np.sum(ys * np.arange(1.0, len(xs) + 1))
+    argnums = (0, 1, 2, 3, 4)
+    for g, want in zip(ijit(tj.grad(ckpt_rnn, argnums=argnums))(W, U, B, H0, XS),
+                       ijit(tj.grad(rnn, argnums=argnums))(W, U, B, H0, XS)):
+        assert_close(g, want, rtol=1e-12, atol=1e-12)
+    forward = scan_ops(tj.grad(ckpt_rnn), W, U, B, H0, XS)[0]
+    assert op_names(tj.grad(ckpt_rnn), W, U, B, H0, XS).count("tanh") == 2
+    assert [r.type.shape for r in forward.results[2:]] == [(4, 3)]   # the incoming carries
+
+
 def test_scan_gradient_is_a_reverse_scan_not_an_unrolled_loop():
     names = op_names(tj.grad(rnn), W, U, B, H0, XS)
-    assert names.count("scan") == 2 and names.count("tanh") == 2   # forward, and recomputed
+    assert names.count("scan") == 2
     ir = tj.make_ir(tj.grad(rnn))(W, U, B, H0, XS)
     scans = [o for o in ir.ops if o.name == "scan"]
     assert [o.attrs["reverse"] for o in scans] == [False, True]

@@ -17,11 +17,15 @@ Reverse mode:
 - ``cond``: the forward cond as it is; the backward pass is a cond over the vjp of each branch,
   which recomputes its branch's forward from the operands. No residuals cross the op (simple;
   the price is running the taken branch twice, as ``checkpoint`` does).
-- ``scan``: the forward scan also stacks each iteration's incoming carries as extra ys. The
-  backward pass is a scan the other way round over (stacked carries, xs, cotangents of ys)
-  whose body is the vjp of the body (recomputing the body's forward from the stored carry),
-  carrying the carries' cotangent and accumulating the consts' cotangents; its ys are the xs'
-  cotangents. Memory: one copy of the carries per iteration, as JAX keeps.
+- ``scan``: the body's vjp is split (split.py) into a forward part, the forward scan's body,
+  which also stacks the residuals as extra ys, and a backward part, the body of a scan the
+  other way round over (stacked residuals, cotangents of ys), carrying the carries' cotangent
+  and accumulating the consts' cotangents; its ys are the xs' cotangents. No forward op runs
+  twice, as in JAX. Residuals the scan has anyway (x slices, ys) are not stacked again, and
+  those of the consts alone are computed once, before the loop. ``SCAN_STORES_RESIDUALS =
+  False`` selects the older rule, which stacks only the incoming carries and recomputes the
+  body's forward in the backward scan; a body wrapped in ``checkpoint`` recomputes either way
+  (its residuals are the call's inputs).
 - ``while_loop``: its trip count is not known before it runs, so there is nothing to store
   the carries into; an error, as in JAX, suggests fori_loop with static bounds or scan.
 """
@@ -35,7 +39,8 @@ from ..tracer.tracer import Tracer
 from .build import add_any, emit_op, zeros
 from .forward import push
 from .jvp_rules import region_jvp_rule
-from .reverse import is_float, record
+from .reverse import is_float, record, vjp_function
+from .split import split_vjp
 from .vjp_rules import region_vjp_rule
 
 
@@ -229,12 +234,124 @@ def _(o, xs, active):
         "forward mode (jvp, jacfwd) works through while_loop.")
 
 
+# Which reverse scan: True stores the body's residuals per iteration (JAX's default: no forward
+# op runs twice); False stores only the incoming carries and recomputes the body's forward in
+# the backward scan (less memory, two more GEMMs per step of an RNN). A body wrapped in
+# ``checkpoint`` recomputes either way: its residuals are the call's inputs.
+SCAN_STORES_RESIDUALS = True
+
+
 @region_vjp_rule(ops.scan)
 def _(o, xs, active):
-    n, m, length, rev = (o.attrs[a] for a in ("consts", "carries", "length", "reverse"))
+    return (_scan_vjp_storing if SCAN_STORES_RESIDUALS else _scan_vjp_recomputing)(o, xs, active)
+
+
+def _scan_activity(body: Function, n: int, m: int, active: list[bool]):
+    """(tc, tcar, tx): the active consts, carries (to the body's fixpoint) and xs."""
+    nx = len(body.params) - n - m
+    tc = [i for i in range(n) if active[i]]
+    tx = [k for k in range(nx) if active[n + m + k]]
+    act = _active_carries(body, set(tc) | {n + m + k for k in tx}, n, active[n:n + m])
+    return tc, [j for j in range(m) if act[j]], tx
+
+
+def _depends(fn: Function, sources) -> set:
+    """The values of fn that depend on ``sources`` through any op."""
+    seen = set(sources)
+    for o in fn.ops:
+        if any(v in seen for v in o.operands):
+            seen.update(o.results)
+    return seen
+
+
+def _emit(body_ops: list, env: dict, results: list) -> list:
+    """Emit ``body_ops`` into the current trace, reading operands through ``env`` (value ->
+    Tracer, extended as it goes); return the Tracers of ``results``."""
+    for op in body_ops:
+        outs = emit_op(current_trace(), op.opdef, [env[v] for v in op.operands], op.attrs,
+                       op.regions or (), op.loc)
+        env.update(zip(op.results, outs))
+    return [env[v] for v in results]
+
+
+def _scan_vjp_storing(o, xs, active):
+    """The body's vjp split (split.py) into a forward part, the forward scan's body, which also
+    stacks the residuals as extra ys, and a backward part, the backward scan's body, over the
+    stacked residuals and the cotangents. A residual is not stacked when the scan has it
+    already: an x slice (the backward scan reads xs) or a y of the body (it reads the ys); one
+    that depends on the consts only is computed once, before the loop, and is a const of the
+    backward scan."""
+    n, m, rev = (o.attrs[a] for a in ("consts", "carries", "reverse"))
+    (body,) = o.regions
+    nx, ny = len(body.params) - n - m, len(body.results) - m
+    tc, tcar, tx = _scan_activity(body, n, m, active)
+    wrt = tc + [n + j for j in tcar] + [n + m + k for k in tx]
+    ty = [j for j, a in enumerate(_reaches(body, set(wrt))[m:]) if a]
+    split = split_vjp(vjp_function(body, wrt, tcar + [m + j for j in ty]),
+                      len(body.params), len(body.results))
+    fwd, residuals = split.forward, split.residuals
+    params, primal = fwd.params, fwd.results[:m + ny]
+    varying = _depends(fwd, params[n:])
+    hoisted = [r for r in residuals if r not in varying]
+    sliced = [r for r in residuals if r in varying]
+    x_of = {p: k for k, p in enumerate(params[n + m:])}
+    y_of = {y: j for j, y in enumerate(primal[m:])}
+    stacked = [r for r in sliced if r not in x_of and r not in y_of]
+
+    stacking = verify(dce(Function(body.name, params, fwd.ops, primal + stacked)))
+    res = emit_op(current_trace(), ops.scan, xs, o.attrs, [stacking], o.loc)
+    outs, stacks = res[:m + ny], dict(zip(stacked, res[m + ny:]))
+    once = _emit(dce(Function(body.name, params, fwd.ops, hoisted)).ops,
+                 dict(zip(params[:n], xs[:n])), hoisted)
+    sequences = [xs[n + m + x_of[r]] if r in x_of else outs[m + y_of[r]] if r in y_of
+                 else stacks[r] for r in sliced]
+    # The backward part's ops that read hoisted residuals and nothing that varies (1 / w, a
+    # weight's transpose) run once, before the backward scan, too.
+    bwd = split.backward
+    as_param = dict(zip(residuals, bwd.params))
+    moving = _depends(bwd, [as_param[r] for r in sliced] + bwd.params[len(residuals):])
+    pinned = _depends(bwd, [as_param[r] for r in hoisted]) - moving
+    before = [op for op in bwd.ops                      # with the constants they read
+              if op.results and not any(r in moving for r in op.results)]
+    inside = [op for op in bwd.ops if not (op.results and all(r in pinned for r in op.results))]
+    invariant = list(dict.fromkeys(v for v in [u for op in inside for u in op.operands]
+                                   + list(bwd.results) if v in pinned))
+
+    def pullback(out_cts):
+        types = [p.type for p in body.params]
+        bwd_types = ([v.type for v in invariant] + [types[n + j] for j in tcar]
+                     + [types[i] for i in tc] + [r.type for r in sliced]
+                     + [body.results[m + j].type for j in ty])
+
+        def build(ps):
+            h, dcar, acc, r, dy = _cut(ps, [len(invariant), len(tcar), len(tc), len(sliced),
+                                            len(ty)])
+            env = (dict(zip(invariant, h)) | {as_param[v]: x for v, x in zip(sliced, r)}
+                   | dict(zip(bwd.params[len(residuals):], dcar + dy)))
+            dconsts, dcarries, dxs = _cut(_emit(inside, env, bwd.results),
+                                          [len(tc), len(tcar), len(tx)])
+            return dcarries + [a + d for a, d in zip(acc, dconsts)] + dxs
+
+        pre = _emit(before, {as_param[r]: x for r, x in zip(hoisted, once)}, invariant)
+        operands = (pre + [_or_zero(out_cts[j], types[n + j]) for j in tcar]
+                    + [zeros(types[i]) for i in tc] + sequences
+                    + [_or_zero(out_cts[m + j], o.results[m + j].type) for j in ty])
+        attrs = dict(o.attrs, consts=len(invariant), carries=len(tcar) + len(tc),
+                     reverse=not rev)
+        back = emit_op(current_trace(), ops.scan, operands, attrs,
+                       [_region(f"{body.name}_bwd", bwd_types, build)], o.loc)
+        dcarries, dconsts, dxs = _cut(back, [len(tcar), len(tc), len(tx)])
+        return _place(dconsts, tc, n) + _place(dcarries, tcar, m) + _place(dxs, tx, nx)
+
+    return outs, pullback
+
+
+def _scan_vjp_recomputing(o, xs, active):
+    """The forward scan also stacks each iteration's incoming carries; the backward scan's body
+    is the vjp of the body, recomputing the body's forward from the stored carries."""
+    n, m, rev = (o.attrs[a] for a in ("consts", "carries", "reverse"))
     (body,) = o.regions
     ny = len(body.results) - m
-    # Forward: also stack each iteration's incoming carries, for the backward pass to read.
     stacking = Function(body.name, body.params, body.ops,
                         list(body.results) + list(body.params[n:n + m]))
     res = emit_op(current_trace(), ops.scan, xs, o.attrs, [stacking], o.loc)
@@ -243,11 +360,7 @@ def _(o, xs, active):
     def pullback(out_cts):
         consts, _, xseq = scan_parts(xs, n, m)
         nx = len(xseq)
-        tc = [i for i in range(n) if active[i]]
-        tx = [k for k in range(nx) if active[n + m + k]]
-        fixed = set(tc) | {n + m + k for k in tx}
-        act = _active_carries(body, fixed, n, active[n:n + m])
-        tcar = [j for j in range(m) if act[j]]
+        tc, tcar, tx = _scan_activity(body, n, m, active)
         seeds = [j for j in range(ny) if out_cts[m + j] is not None]
         wrt = tc + [n + j for j in tcar] + [n + m + k for k in tx]
         types = [p.type for p in body.params]

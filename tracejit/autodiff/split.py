@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Function, Op, Value
+from ..ir import Function, Op, Value, ops
 from ..ir.passes import dce
 
 
@@ -64,24 +64,33 @@ def split_vjp(g: Function, num_inputs: int, num_results: int) -> Split:
 def _sink(fwd_ops, bwd_ops, primal_results):
     """Move forward ops that only the backward pass uses, and whose inputs are no bigger than
     their outputs (``1 - y * y``, a transpose of a weight), into the backward pass: the
-    residual is then their input, which usually is kept anyway, not a new array."""
-    in_bwd = set(map(id, bwd_ops))
+    residual is then their input, which usually is kept anyway, not a new array. Inputs that
+    are constants (made in both passes) cost nothing. A ``reshape`` that both passes read is
+    copied into the backward pass (it is free): the residual is then its input, as many bytes
+    but often a value kept anyway (a parameter, a loop's x slice)."""
+    in_fwd, in_bwd = set(map(id, fwd_ops)), set(map(id, bwd_ops))
+    free = {r for o in fwd_ops if id(o) in in_bwd for r in o.results}
     users: dict = {}
     for o in fwd_ops + bwd_ops:
         for v in o.operands:
             users.setdefault(v, []).append(o)
     keep = set(primal_results)
-    sunk = []
+    moved, copied = [], []
     for o in reversed(fwd_ops):
-        if id(o) in in_bwd or any(r in keep for r in o.results):
+        if id(o) in in_bwd or not o.results:
             continue
-        if not o.results or not all(id(u) in in_bwd for r in o.results for u in users.get(r, [])):
+        read = [u for r in o.results for u in users.get(r, [])]
+        if any(r in keep for r in o.results) or any(id(u) in in_fwd for u in read):
+            if o.opdef is ops.reshape and any(id(u) in in_bwd for u in read):
+                in_bwd.add(id(o))
+                copied.append(o)
             continue
-        if sum(map(_bytes, o.operands)) <= sum(map(_bytes, o.results)):
+        if sum(_bytes(v) for v in set(o.operands) if v not in free) <= sum(map(_bytes, o.results)):
+            in_fwd.discard(id(o))
             in_bwd.add(id(o))
-            sunk.append(o)
-    sunk_ids = set(map(id, sunk))
-    return [o for o in fwd_ops if id(o) not in sunk_ids], sunk + bwd_ops
+            moved.append(o)
+    gone = set(map(id, moved))
+    return [o for o in fwd_ops if id(o) not in gone], moved + copied + bwd_ops
 
 
 def _bytes(v) -> int:
