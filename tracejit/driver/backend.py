@@ -1,6 +1,8 @@
 """Choosing how a traced Function runs: compiled Numba kernels (the default; tiered, see
 tiered.py), the NumPy first tier alone (``backend="numpy"``) or the reference interpreter
-(``jit(f, backend="interpreter")``).
+(``jit(f, backend="interpreter")``), or CUDA kernels on a GPU (``backend="cuda"``, which
+``jit(f, device="cuda")`` means; codegen/cuda/, imported only when asked for, so numba-cuda
+stays optional).
 
 A program takes the flat list of argument leaves and returns the flat list (or tuple) of
 result arrays; Python scalars among the leaves are converted to the parameter's dtype.
@@ -16,10 +18,10 @@ from ..codegen.numpy_tier import NumpyProgram
 from ..config import config
 from ..ir import Function
 from .executable import Executable, Interpreted
-from .pipeline import mixed_plan, optimized_of, plan_of
+from .pipeline import fusion_of, mixed_plan, optimized_of, plan_of
 from .tiered import TieredProgram
 
-BACKENDS = ("numba", "numpy", "interpreter")
+BACKENDS = ("numba", "numpy", "interpreter", "cuda")
 
 
 def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool = False):
@@ -41,6 +43,14 @@ def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool
 def _numpy_program(fn: Function, optimized: Function | None = None):
     program = NumpyProgram(optimized if optimized is not None else optimized_of(fn))
     program.function = fn
+    return program
+
+
+def _cuda_program(fn: Function, device_results: bool = False):
+    from ..codegen.cuda import CudaProgram
+    program = CudaProgram(fn, fusion_of(fn), device_results=device_results)
+    if "source" in config.dump:
+        print(f"== source @{fn.name} ==\n{program.source}", file=sys.stderr)
     return program
 
 
@@ -69,9 +79,11 @@ def _tiered_program(fn: Function):
     return program
 
 
-def compile_function(fn: Function, backend: str | None = None, tiered: bool | None = None):
+def compile_function(fn: Function, backend: str | None = None, tiered: bool | None = None,
+                     device_results: bool = False):
     """The program running ``fn``. With ``tiered`` (default: ``config.tiered``), the "numba"
-    backend answers on the NumPy tier at once while its kernels compile in the background."""
+    backend answers on the NumPy tier at once while its kernels compile in the background.
+    ``device_results``: the "cuda" backend returns device arrays instead of NumPy arrays."""
     backend = backend or config.backend
     tiered = config.tiered if tiered is None else tiered
     if "ir" in config.dump:
@@ -82,6 +94,8 @@ def compile_function(fn: Function, backend: str | None = None, tiered: bool | No
         return _numpy_program(fn)
     if backend == "numba":
         return _tiered_program(fn) if tiered else _numba_program(fn)
+    if backend == "cuda":
+        return _cuda_program(fn, device_results)
     raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
 
 

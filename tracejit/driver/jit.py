@@ -31,12 +31,13 @@ _NOT_THIS_ENTRY = (TypeError, ArgumentMismatch)
 
 class JittedFunction:
     def __init__(self, fn, static_argnums=None, static_argnames=None, backend=None,
-                 tiered=None):
+                 tiered=None, device_results=False):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._sig = Signature(fn, static_argnums, static_argnames)
         self._backend = backend
         self._tiered = tiered
+        self._device_results = device_results
         self._cache: dict = {}
         self._fast: dict = {}
         self._last = None
@@ -119,7 +120,8 @@ class JittedFunction:
             self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count)
         traced = self._trace(static, dyn_args, dyn_kwargs)
         self.trace_count += 1
-        program = compile_function(traced.function, backend=self._backend, tiered=self._tiered)
+        program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
+                                   device_results=self._device_results)
         entry = CompiledEntry(traced, program)
         self._cache[key] = entry
         self._retraces.keys.append(key)
@@ -167,15 +169,25 @@ class JittedFunction:
         return len(self._cache)
 
 
-def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None, tiered=None):
+def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None, tiered=None,
+        device=None, device_results=False):
     """Compile ``fn`` by tracing it; usable as ``@jit`` or ``@jit(static_argnums=...)``.
 
     ``tiered`` (default ``config.tiered``, env TRACEJIT_TIERED): a new signature's first calls
     run on NumPy while its kernels compile in the background; ``tiered=False`` waits for the
-    compiled kernels before the first call returns (benchmarks, reproducible runs)."""
+    compiled kernels before the first call returns (benchmarks, reproducible runs).
+    ``device="cuda"`` runs the fused kernels on a GPU (backend "cuda", codegen/cuda/); its
+    results are NumPy arrays, or device arrays with ``device_results=True``."""
+    if device not in (None, "cpu", "cuda"):
+        raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
+    if device == "cuda":
+        if backend not in (None, "cuda"):
+            raise ValueError(f"device='cuda' runs on the cuda backend, not {backend!r}")
+        backend = "cuda"
+    args = (static_argnums, static_argnames, backend, tiered, device_results)
     if fn is None:
-        return lambda f: JittedFunction(f, static_argnums, static_argnames, backend, tiered)
-    return JittedFunction(fn, static_argnums, static_argnames, backend, tiered)
+        return lambda f: JittedFunction(f, *args)
+    return JittedFunction(fn, *args)
 
 
 def make_ir(fn, static_argnums=None, static_argnames=None):

@@ -37,6 +37,20 @@ class Lowered:
         describe = getattr(self._entry.program, "describe", None)
         return describe() if describe is not None else "compiled before the first call"
 
+    @property
+    def placement(self) -> str:
+        """Where each group runs and why ("cuda" backend: the groups left on the CPU)."""
+        return getattr(self._entry.program, "placement", "# every group on the CPU")
+
+    def ptx(self, cc=(9, 0)) -> list[str]:
+        """The PTX of every CUDA kernel for compute capability ``cc`` ("cuda" backend),
+        compiled by NVVM without a GPU."""
+        ptx = getattr(self._entry.program, "ptx", None)
+        if ptx is None:
+            raise ValueError("ptx() needs a program of the cuda backend: "
+                             "jit(f, device='cuda').lower(*args).ptx()")
+        return ptx(cc)
+
     def as_text(self) -> str:
         return "\n\n".join(f"== {name} ==\n{text}" for name, text in self.stages().items())
 

@@ -1,0 +1,238 @@
+"""The CUDA backend (codegen/cuda/) against the reference interpreter, under Numba's CUDA
+simulator, and every kind of kernel it generates compiled to PTX by NVVM (no GPU needed).
+
+The simulator runs ``numba.cuda`` kernels as Python threads; it must be chosen before
+``numba.cuda`` is first imported in a process. This module sets NUMBA_ENABLE_CUDASIM only for
+that import (nothing else in tracejit imports numba.cuda: the CUDA backend is imported only
+when asked for) and skips itself if numba.cuda was already imported for a real target. The
+PTX checks need the real target, so they run in a child process without the variable.
+The simulator does not type-check kernels: that is what the PTX test is for.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("numba_cuda") is None:
+    pytest.skip("numba-cuda is not installed (pip install tracejit[cuda])",
+                allow_module_level=True)
+_PTX_CHILD = os.environ.get("TRACEJIT_CUDA_PTX_CHILD") == "1"   # the PTX check's process
+if "numba.cuda" not in sys.modules and not _PTX_CHILD:
+    _saved = os.environ.get("NUMBA_ENABLE_CUDASIM")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    try:
+        import numba.cuda  # noqa: F401
+    finally:
+        if _saved is None:
+            del os.environ["NUMBA_ENABLE_CUDASIM"]
+        else:
+            os.environ["NUMBA_ENABLE_CUDASIM"] = _saved
+from numba.cuda.core import config as _cuda_config  # noqa: E402
+
+if not _cuda_config.ENABLE_CUDASIM and not _PTX_CHILD:
+    pytest.skip("numba.cuda was imported for the real target before this module: the "
+                "simulator cannot be chosen any more in this process", allow_module_level=True)
+
+import tracejit as tj  # noqa: E402
+from tracejit.codegen.cuda import has_device  # noqa: E402
+from tracejit.ir import Builder, TensorType, as_dtype, ops  # noqa: E402
+from tracejit.ir.registry import OPS  # noqa: E402
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((5, 7)).astype(np.float32)
+W1 = (RNG.standard_normal((7, 6)) * 0.5).astype(np.float32)
+B1 = RNG.standard_normal(6).astype(np.float32)
+W2 = (RNG.standard_normal((6, 3)) * 0.5).astype(np.float32)
+Y = np.array([0, 2, 1, 1, 0])
+
+
+def chain(x):
+    return np.tanh(x * 2.0 + 1.0) * np.exp(-x) - np.sqrt(np.abs(x))
+
+
+def broadcasts(x, b):
+    return (x[:, :6] + b) * b[None, :] + 1.5
+
+
+def transposes(x):
+    return x.T * 2.0 + x.T[::-1]
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def reductions(x):
+    return (x.sum(axis=0), x.max(axis=1), x.argmax(axis=0), x.argmin(axis=1), x.prod(axis=1),
+            (x > 0).any(axis=0), x.sum())
+
+
+def mlp_forward(x, w1, b1, w2):
+    return np.tanh(np.maximum(x @ w1 + b1, 0.0) @ w2)
+
+
+def loss(params, x, y):
+    w1, b1, w2 = params
+    logits = np.maximum(x @ w1 + b1, 0.0) @ w2
+    return tj.nn.functional.cross_entropy(logits, y)
+
+
+def with_cpu_op(x):
+    y = np.exp(x) * 2.0
+    z = np.pad(y, ((1, 1), (0, 0)))          # pad: no CUDA kernel yet, runs on the CPU
+    return np.tanh(z).sum(axis=1) + 1.0
+
+
+CASES = {"chain": (chain, (X,)), "broadcasts": (broadcasts, (X, B1)),
+         "transposes": (transposes, (X,)), "softmax": (softmax, (X,)),
+         "reductions": (reductions, (X,)), "mlp_forward": (mlp_forward, (X, W1, B1, W2)),
+         "with_cpu_op": (with_cpu_op, (X,))}
+
+
+def _as_tuple(r):
+    return r if isinstance(r, (tuple, list)) else (r,)
+
+
+def _check(got, want):
+    for g, w in zip(_as_tuple(got), _as_tuple(want)):
+        assert isinstance(g, (np.ndarray, np.generic)) and g.dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cuda_backend_matches_interpreter(name):
+    fn, args = CASES[name]
+    _check(tj.jit(fn, device="cuda")(*args), tj.jit(fn, backend="interpreter")(*args))
+
+
+def test_grad_of_mlp_loss_on_cuda_matches_interpreter():
+    params = (W1, B1, W2)
+    got = tj.jit(tj.grad(loss), device="cuda")(params, X, Y)
+    want = tj.jit(tj.grad(loss), backend="interpreter")(params, X, Y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_cpu_only_op_is_noted_and_values_cross_once_per_direction():
+    jitted = tj.jit(with_cpu_op, device="cuda")
+    lowered = jitted.lower(X)
+    assert "on the CPU: pad" in lowered.placement
+    assert "on the CPU: pad" in lowered.source
+    program = lowered._entry.program
+    program.transfers.update(to_device=0, to_host=0)
+    jitted(X)
+    # x in; exp(x)*2 back for pad; the padded value in; the result back
+    assert program.transfers == {"to_device": 2, "to_host": 2}
+
+
+def test_device_results_stay_on_the_device():
+    out = tj.jit(chain, device="cuda", device_results=True)(X)
+    assert not isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out.copy_to_host(), chain(X), rtol=2e-5, atol=1e-6)
+
+
+def all_elementwise_ops(dtype: str):
+    """A Function applying every elementwise op with a device rule that takes ``dtype``
+    (and no attributes) to its parameters: one kernel with every scalar rule in it."""
+    dt = as_dtype(dtype)
+    b = Builder(f"all_{dtype}")
+    x, y = b.param(TensorType(dt, (4,))), b.param(TensorType(dt, (4,)))
+    results = []
+    for od in OPS.values():
+        if (od.category != "elementwise" or od.attrs or od in (ops.gammaln, ops.digamma, ops.power)
+                or dt.kind not in od.kinds or od.arity not in (1, 2, 3)):
+            continue
+        if od is ops.where:
+            results.append(b.emit(od, [b.emit(ops.gt, [x, y]).result, x, y]).result)
+            continue
+        if od.arity == 3:
+            continue
+        try:
+            results.append(b.emit(od, [x, y][:od.arity]).result)
+        except Exception:            # noqa: BLE001 (the op refuses this dtype)
+            continue
+    return b.build(results)
+
+
+def one_kernel_program(fn):
+    """The CUDA program of ``fn`` with all its ops in one loop group (one kernel, one
+    launch: fusion would give each independent result its own)."""
+    from tracejit.codegen.cuda import CudaProgram
+    from tracejit.ir.passes.fusion import Fusion, FusionGroup
+    g = FusionGroup(0, "loop", list(fn.ops), fn.results[0].shape, inputs=list(fn.params),
+                    outputs=list(fn.results))
+    return CudaProgram(fn, Fusion(fn, [g], {op: g for op in fn.ops}))
+
+
+def _elementwise_inputs(dtype):
+    if dtype == "int32":
+        return [np.array([3, -7, 5, 2], np.int32), np.array([2, 3, 4, 1], np.int32)]
+    return [np.array([0.3, -0.7, 0.5, 0.2], dtype), np.array([0.6, 0.2, -0.4, 0.9], dtype)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_every_scalar_rule_matches_interpreter(dtype):
+    fn = all_elementwise_ops(dtype)
+    args = _elementwise_inputs(dtype)
+    with np.errstate(all="ignore"):
+        want = fn(*args)
+        got = one_kernel_program(fn)(args)
+    for g, w, r in zip(got, want, fn.results):
+        np.testing.assert_allclose(g, w, rtol=2e-6, atol=0, equal_nan=True,
+                                   err_msg=r.op.opdef.name)
+
+
+PTX_SCRIPT = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path.insert(0, {tests!r})
+    from numba import cuda
+    from numba.cuda.cudadrv import nvvm
+    try:
+        nvvm.NVVM()
+    except Exception as e:
+        print("NO-NVVM", e)
+        sys.exit(0)
+    import test_cuda_backend as t
+    import tracejit as tj
+    kinds = set()
+    programs = [tj.jit(fn, device="cuda").lower(*args) for fn, args in t.CASES.values()]
+    programs.append(tj.jit(tj.grad(t.loss), device="cuda").lower((t.W1, t.B1, t.W2), t.X, t.Y))
+    for dtype in ("float32", "float64", "int32", "int64", "bool", "uint8"):
+        programs.append(t.one_kernel_program(t.all_elementwise_ops(dtype)))
+    n = 0
+    for p in programs:
+        ptxs = p.ptx(cc=(9, 0))
+        prog = getattr(p, "_entry", None)
+        specs = prog.program.kernels if prog is not None else p.kernels
+        for spec, ptx in zip(specs, ptxs):
+            assert ".entry" in ptx and ".target sm_90" in ptx, spec.source
+            kinds.add(spec.kind)
+            n += 1
+    print("KINDS", sorted(kinds), n)
+""")
+
+
+def test_every_kind_of_kernel_compiles_to_ptx():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["TRACEJIT_CUDA_PTX_CHILD"] = "1"
+    tests = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.run([sys.executable, "-c", PTX_SCRIPT.format(tests=tests)], env=env,
+                          capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(tests))
+    if "NO-NVVM" in proc.stdout:
+        pytest.skip(f"NVVM is missing (pip install numba-cuda[cu13]): {proc.stdout.strip()}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "KINDS ['elementwise', 'matmul', 'reduction']" in proc.stdout, proc.stdout
+
+
+@pytest.mark.skipif(not has_device(), reason="needs a real CUDA GPU (this run uses the "
+                    "simulator or has none); benchmarks/gpu.py runs these on one")
+def test_on_a_real_gpu():
+    _check(tj.jit(softmax, device="cuda")(X), softmax(X))

@@ -1,0 +1,204 @@
+"""A fused Function run on a CUDA device: the device program.
+
+Steps in the fusion's order: a device group launches its kernel (kernels.py) with the
+configuration of launch.py; a CPU group (placement.py says which and why) runs its ops on
+NumPy. Values live where they were made. A value is copied to the other side only when a step
+there reads it, and at most once per direction (``transfers`` counts them): inputs go to the
+device once, intermediates stay there, results come back as NumPy arrays (or stay device
+arrays, ``device_results=True``). Kernels compile on the first call (``cuda.jit`` needs a
+device); ``ptx(cc)`` compiles every kernel's source for a compute capability without one.
+
+The steps run from Python (a dictionary per call, one launch per kernel); a generated entry
+like the CPU plan's is the obvious next step once a GPU can measure what dispatch costs.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+
+import numpy as np
+
+from ...ir import Function
+from ...ir.passes.fusion import Fusion
+from ..numpy_tier import NumpyProgram
+from .kernels import generate_cuda_kernel
+from .launch import device_config
+from .placement import cpu_reason
+
+_modules = itertools.count()
+
+
+def _load(source: str, name: str) -> dict:
+    """Run a kernel module's source (registered with linecache, so tracebacks and the
+    simulator show its lines); its namespace."""
+    filename = f"<tracejit cuda kernel {name} #{next(_modules)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict = {"__name__": f"tracejit_cuda_{name}"}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+def _constant(v) -> np.ndarray:
+    return np.asarray(v.op.attrs["value"], dtype=v.type.dtype.np)
+
+
+class CudaProgram:
+    """``program(leaves) -> list of arrays`` on the device; see the module docstring."""
+
+    guarded = None           # every call goes through run (its arguments move to the device)
+
+    def __init__(self, function: Function, fusion: Fusion, config=None,
+                 device_results: bool = False):
+        self.function = function
+        self.fusion = fusion
+        self.config = config or device_config()
+        self.device_results = device_results
+        self.kernels: list = []          # CudaKernelSpec of each device group
+        self.notes: list[str] = []       # why each CPU group runs there
+        self.steps: list = []            # ("gpu", kernel index) | ("cpu", runner, g) | ...
+        self.transfers = {"to_device": 0, "to_host": 0}
+        self._compiled = None
+        for g in fusion.groups:
+            if g.kind == "alias":
+                self.steps.append(("alias", g.ops[0]))
+                continue
+            why = cpu_reason(g)
+            if why is None:
+                self.kernels.append(generate_cuda_kernel(g, self.config.reduce_threads,
+                                                         self.config.tile))
+                self.steps.append(("gpu", len(self.kernels) - 1))
+            else:
+                self.notes.append(f"g{g.id} on the CPU: {why}")
+                runner = NumpyProgram(Function(f"g{g.id}", list(g.inputs), list(g.ops),
+                                               list(g.outputs)))
+                self.steps.append(("cpu", runner, g))
+        self._dtypes = [p.type.dtype.np for p in function.params]
+
+    # -- inspection ------------------------------------------------------------------------
+    @property
+    def placement(self) -> str:
+        n_gpu = len(self.kernels)
+        lines = [f"# device: {self.config.device}; {n_gpu} kernel(s) on the device, "
+                 f"{len(self.notes)} group(s) on the CPU"]
+        return "\n".join(lines + [f"# {note}" for note in self.notes])
+
+    @property
+    def optimized(self) -> str:
+        return f"{self.placement}\n{self.fusion}"
+
+    @property
+    def source(self) -> str:
+        parts = [self.placement]
+        for i, spec in enumerate(self.kernels):
+            parts.append(f"# cuda kernel k{i} ({spec.kind}): {spec.signature}\n{spec.source}")
+        return "\n".join(parts)
+
+    sources = source
+
+    def ptx(self, cc=(9, 0)) -> list[str]:
+        """The PTX of every kernel for compute capability ``cc``, compiled with NVVM; needs no
+        GPU (nor a driver), but the real CUDA target: not under the simulator."""
+        from numba import cuda
+        if not hasattr(cuda, "compile_ptx") or _simulated():
+            raise RuntimeError("ptx() needs numba-cuda's real target, not the simulator "
+                               "(NUMBA_ENABLE_CUDASIM is set)")
+        out = []
+        for i, spec in enumerate(self.kernels):
+            kernel = _load(spec.source, f"k{i}")["kernel"]
+            ptx, _ = cuda.compile_ptx(kernel, spec.signature, cc=cc)
+            out.append(ptx)
+        return out
+
+    # -- running ---------------------------------------------------------------------------
+    def _compile(self):
+        from numba import cuda
+        if not _simulated() and not cuda.is_available():
+            raise RuntimeError("jit(f, device='cuda'): no CUDA GPU is available here (set "
+                               "NUMBA_ENABLE_CUDASIM=1 before importing numba.cuda to run on "
+                               "Numba's CUDA simulator)")
+        compiled = []
+        for i, spec in enumerate(self.kernels):
+            fn = _load(spec.source, f"k{i}")["kernel"]
+            kernel = cuda.jit(fn) if _simulated() else cuda.jit(spec.signature)(fn)
+            compiled.append((kernel, self.config.launch(spec)))
+        return compiled
+
+    def __call__(self, leaves):
+        return self.run(leaves)
+
+    def run(self, leaves):
+        from numba import cuda
+        if self._compiled is None:
+            self._compiled = self._compile()
+        host: dict = {}
+        dev: dict = {}
+        params = self.fusion.function.params
+        for p, x, dt in zip(params, leaves, self._dtypes):
+            host[p] = np.ascontiguousarray(np.asarray(x, dtype=dt))
+
+        def to_device(v):
+            d = dev.get(v)
+            if d is None:
+                x = to_host(v)
+                d = dev[v] = cuda.to_device(np.ascontiguousarray(x).reshape(v.shape or (1,)))
+                self.transfers["to_device"] += 1
+            return d
+
+        def to_host(v):
+            x = host.get(v)
+            if x is None:
+                if v in dev:
+                    x = dev[v].copy_to_host().reshape(v.shape)
+                    self.transfers["to_host"] += 1
+                else:
+                    x = _constant(v)
+                host[v] = x
+            return x
+
+        for step in self.steps:
+            if step[0] == "gpu":
+                spec = self.kernels[step[1]]
+                kernel, config = self._compiled[step[1]]
+                args = [to_device(v) for v in spec.inputs]
+                outs = []
+                for v in spec.outputs:
+                    outs.append(cuda.device_array(v.shape or (1,), v.type.dtype.np))
+                    dev[v] = outs[-1]
+                if config is not None:
+                    grid, block = config
+                    scalars = [v.type.dtype.np.type(v.op.attrs["value"][()])
+                               for v in spec.scalars]
+                    kernel[grid, block](*args, *outs, *scalars, *spec.sizes)
+            elif step[0] == "cpu":
+                _, runner, g = step
+                for v, x in zip(g.outputs, runner([to_host(v) for v in g.inputs])):
+                    host[v] = np.asarray(x)
+            else:
+                op = step[1]
+                for r, v in zip(op.results, op.operands):
+                    if v in dev:
+                        dev[r] = dev[v]
+                    host_value = host.get(v)
+                    if host_value is not None or v not in dev:
+                        host[r] = to_host(v)
+        return self._results(host, dev, to_host, to_device)
+
+    def _results(self, host, dev, to_host, to_device):
+        out = []
+        for r in self.fusion.function.results:
+            if self.device_results:
+                d = to_device(r)
+                out.append(d.reshape(r.shape) if r.shape != (d.shape) and r.shape else d)
+                continue
+            x = to_host(r)
+            # A copy from the device is fresh; a CPU group's result may be a view of an
+            # argument, a constant or another result: copied.
+            if r not in dev or any(x is o for o in out):
+                x = np.array(x, copy=True)
+            out.append(x)
+        return out
+
+
+def _simulated() -> bool:
+    from . import devicelib
+    return devicelib.SIMULATED
