@@ -186,3 +186,20 @@ def test_cheap_ops_on_a_broadcast_operand_still_fuse():
     def affine(x, b):
         return x * (b + 1.0) - b
     assert _kinds(_fusion(affine, np.ones((4, 8), f32), np.ones(8, f32))) == [("loop", 0)]
+
+
+def test_values_reread_through_chains_of_layout_ops_are_not_fused_without_bound():
+    # Floyd-Warshall: each step reads the previous one at three indices; fused without bound
+    # the kernel's source grew geometrically with the steps (60 steps never compiled)
+    def floyd_warshall(path):
+        for k in range(path.shape[0]):
+            path[:] = np.minimum(path, np.add.outer(path[:, k], path[k, :]))
+        return path
+    from tracejit.ir.passes.fusion import REREAD_MAX, rereads
+    p = np.random.default_rng(0).integers(0, 100, (40, 40))
+    fusion = _fusion(floyd_warshall, p.copy())
+    for g in fusion.groups:
+        inside = {r for op in g.ops for r in op.results}
+        assert rereads(g, inside) <= REREAD_MAX
+    got = tracejit.jit(floyd_warshall, backend="numpy")(p.copy())
+    np.testing.assert_array_equal(got, floyd_warshall(p.copy()))
