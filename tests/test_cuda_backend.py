@@ -1,16 +1,12 @@
 """The CUDA backend (codegen/cuda/) against the reference interpreter, under Numba's CUDA
 simulator, and every kind of kernel it generates compiled to PTX by NVVM (no GPU needed).
 
-The simulator runs ``numba.cuda`` kernels as Python threads; it must be chosen before
-``numba.cuda`` is first imported in a process. This module sets NUMBA_ENABLE_CUDASIM only for
-that import (nothing else in tracejit imports numba.cuda: the CUDA backend is imported only
-when asked for) and skips itself if numba.cuda was already imported for a real target. The
-PTX checks need the real target, so they run in a child process without the variable.
-The simulator does not type-check kernels: that is what the PTX test is for.
+Importing tests/cuda_simulator.py chooses the simulator (or skips this module with the
+reason). The PTX checks need the real target, so they run in a child process. The simulator
+does not type-check kernels: that is what the PTX test is for.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,28 +15,9 @@ import textwrap
 import numpy as np
 import pytest
 
-if importlib.util.find_spec("numba_cuda") is None:
-    pytest.skip("numba-cuda is not installed (pip install tracejit[cuda])",
-                allow_module_level=True)
-_PTX_CHILD = os.environ.get("TRACEJIT_CUDA_PTX_CHILD") == "1"   # the PTX check's process
-if "numba.cuda" not in sys.modules and not _PTX_CHILD:
-    _saved = os.environ.get("NUMBA_ENABLE_CUDASIM")
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    try:
-        import numba.cuda  # noqa: F401
-    finally:
-        if _saved is None:
-            del os.environ["NUMBA_ENABLE_CUDASIM"]
-        else:
-            os.environ["NUMBA_ENABLE_CUDASIM"] = _saved
-from numba.cuda.core import config as _cuda_config  # noqa: E402
-
-if not _cuda_config.ENABLE_CUDASIM and not _PTX_CHILD:
-    pytest.skip("numba.cuda was imported for the real target before this module: the "
-                "simulator cannot be chosen any more in this process", allow_module_level=True)
-
+import cuda_simulator  # chooses the simulator before numba.cuda is imported (or skips)
 import tracejit as tj  # noqa: E402
-from tracejit.codegen.cuda import has_device  # noqa: E402
+from tracejit.codegen.cuda import LaunchConfig, has_device  # noqa: E402
 from tracejit.ir import Builder, TensorType, as_dtype, ops  # noqa: E402
 from tracejit.ir.registry import OPS  # noqa: E402
 
@@ -138,6 +115,34 @@ def test_device_results_stay_on_the_device():
     np.testing.assert_allclose(out.copy_to_host(), chain(X), rtol=2e-5, atol=1e-6)
 
 
+def test_device_arrays_are_taken_as_arguments_where_they_are():
+    on_device = tj.jit(chain, device="cuda", device_results=True)
+    d = on_device(X)
+    jitted = tj.jit(mlp_forward, device="cuda")
+    program = jitted.lower(d, W1, B1, W2)._entry.program
+    program.transfers.update(to_device=0, to_host=0)
+    got = jitted(d, W1, B1, W2)
+    np.testing.assert_allclose(got, mlp_forward(chain(X), W1, B1, W2), rtol=1e-4, atol=1e-6)
+    assert program.transfers == {"to_device": 3, "to_host": 1}    # W1, B1, W2 in; result out
+    # a result that is the argument is a copy, as NumPy's would be
+    same = tj.jit(lambda x: x, device="cuda", device_results=True)(d)
+    assert same is not d
+    np.testing.assert_array_equal(same.copy_to_host(), d.copy_to_host())
+
+
+def test_a_write_into_a_device_array_argument_reaches_it():
+    def scale_first_row(x):
+        x[0] = x[0] * 2.0
+        return x.sum()
+
+    d = tj.jit(chain, device="cuda", device_results=True)(X)
+    want_x = chain(X)
+    want = scale_first_row(want_x)
+    got = tj.jit(scale_first_row, device="cuda")(d)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    np.testing.assert_allclose(d.copy_to_host(), want_x, rtol=2e-5, atol=1e-6)
+
+
 def all_elementwise_ops(dtype: str):
     """A Function applying every elementwise op with a device rule that takes ``dtype``
     (and no attributes) to its parameters: one kernel with every scalar rule in it."""
@@ -189,6 +194,45 @@ def test_every_scalar_rule_matches_interpreter(dtype):
                                    err_msg=r.op.opdef.name)
 
 
+# A device with 8 blocks at once, 4 threads each, and two-pass reductions from 2 elements a
+# thread: small enough for the simulator, big enough that few outputs share blocks.
+TWO_PASS = LaunchConfig(8, 4, 4, 4, 1, "simulator, 8 blocks", min_per_thread=2)
+
+
+def few_outputs_many_inputs(x, b):
+    return (x.sum(), x.max(axis=1) * 2.0 + b, x.argmax(axis=1), np.abs(x).argmin(),
+            (x > 0).any(), x.prod(axis=1), x.mean(axis=0), (x * x).sum(axis=1).astype(np.int32))
+
+
+def two_pass_program(config=TWO_PASS):
+    from tracejit.codegen.cuda import CudaProgram
+    from tracejit.driver import fusion_of
+    x = RNG.standard_normal((3, 40)).astype(np.float32)
+    x[1, 5] = x[1, 30] = 9.0                 # a tie: argmax gives the first
+    b = RNG.standard_normal(3).astype(np.float32)
+    fn = tj.make_ir(few_outputs_many_inputs)(x, b)
+    return CudaProgram(fn, fusion_of(fn), config=config), [x, b]
+
+
+def test_few_outputs_of_many_inputs_reduce_in_two_passes_like_the_interpreter():
+    program, args = two_pass_program()
+    kinds = [spec.kind for _, spec in program.launched]
+    assert kinds.count("partial_reduction") == kinds.count("final_reduction") >= 5
+    assert "# cuda kernel k0_final (final_reduction)" in program.source
+    got = program(args)
+    want = tj.jit(few_outputs_many_inputs, backend="interpreter")(*args)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    # deterministic: the same bits on every run, and the one-pass kernels' answer
+    for g, again in zip(got, program(args)):
+        np.testing.assert_array_equal(g, again)
+    one_pass, _ = two_pass_program(LaunchConfig(8, 4, 4, 4, 1, "one pass", min_per_thread=99))
+    assert "partial_reduction" not in one_pass.source
+    for g, w in zip(got, one_pass(args)):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
 PTX_SCRIPT = textwrap.dedent("""
     import sys, numpy as np
     sys.path.insert(0, {tests!r})
@@ -206,12 +250,14 @@ PTX_SCRIPT = textwrap.dedent("""
     programs.append(tj.jit(tj.grad(t.loss), device="cuda").lower((t.W1, t.B1, t.W2), t.X, t.Y))
     for dtype in ("float32", "float64", "int32", "int64", "bool", "uint8"):
         programs.append(t.one_kernel_program(t.all_elementwise_ops(dtype)))
+    programs.append(t.two_pass_program(t.LaunchConfig(132, 256, 4, 16, 8, "a GPU",
+                                                      min_per_thread=1))[0])
     n = 0
     for p in programs:
         ptxs = p.ptx(cc=(9, 0))
         prog = getattr(p, "_entry", None)
-        specs = prog.program.kernels if prog is not None else p.kernels
-        for spec, ptx in zip(specs, ptxs):
+        launched = prog.program.launched if prog is not None else p.launched
+        for (_, spec), ptx in zip(launched, ptxs):
             assert ".entry" in ptx and ".target sm_90" in ptx, spec.source
             kinds.add(spec.kind)
             n += 1
@@ -220,8 +266,7 @@ PTX_SCRIPT = textwrap.dedent("""
 
 
 def test_every_kind_of_kernel_compiles_to_ptx():
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    env["TRACEJIT_CUDA_PTX_CHILD"] = "1"
+    env = cuda_simulator.ptx_child_env()
     tests = os.path.dirname(os.path.abspath(__file__))
     proc = subprocess.run([sys.executable, "-c", PTX_SCRIPT.format(tests=tests)], env=env,
                           capture_output=True, text=True, timeout=300,
@@ -229,7 +274,8 @@ def test_every_kind_of_kernel_compiles_to_ptx():
     if "NO-NVVM" in proc.stdout:
         pytest.skip(f"NVVM is missing (pip install numba-cuda[cu13]): {proc.stdout.strip()}")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "KINDS ['elementwise', 'matmul', 'reduction']" in proc.stdout, proc.stdout
+    assert ("KINDS ['elementwise', 'final_reduction', 'matmul', 'partial_reduction', "
+            "'reduction']") in proc.stdout, proc.stdout
 
 
 @pytest.mark.skipif(not has_device(), reason="needs a real CUDA GPU (this run uses the "

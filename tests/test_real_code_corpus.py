@@ -8,29 +8,16 @@ import pytest
 
 from benchmarks.real_code import CASES, check_case
 
-_ZEROS = "writing traced values into an array made by np.zeros / np.empty (a constant)"
 _MASK = "boolean-mask indexing x[mask] (data-dependent size), also when assigned x[m] = f(x[m])"
 KNOWN_FAILURES = {
     "npbench_azimint_hist": "np.histogram is not supported",
     "npbench_azimint_naive": _MASK,
-    "npbench_cavity_flow": _ZEROS,
     "npbench_cholesky2": "gradient: np.linalg.cholesky's vjp is the symmetric one (reads both "
                          "triangles); NumPy reads the lower one only, so differences disagree",
     "npbench_contour_integral": "complex128 is not a supported dtype",
-    "npbench_conv2d_bias": _ZEROS,
-    "npbench_correlation": _ZEROS,
-    "npbench_covariance": _ZEROS,
-    "npbench_gramschmidt": _ZEROS + " (here a bare ValueError from NumPy: no tracejit message)",
-    "npbench_lenet": _ZEROS,
     "npbench_mandelbrot1": "complex128 is not a supported dtype",
     "npbench_nbody": _MASK,
-    "npbench_resnet": _ZEROS,
-    "npbench_symm": _ZEROS + " (here a bare ValueError from NumPy: no tracejit message)",
-    "min_char_rnn_loss_fun": _ZEROS + " (xs[t][inputs[t]] = 1, inputs a list of Python ints)",
     "cs231n_batchnorm_forward": "a str leaf in a dict argument (bn_param['mode']) is rejected",
-    "cs231n_conv_forward_naive": _ZEROS,
-    "cs231n_max_pool_forward_naive": _ZEROS,
-    "cs231n_rnn_forward": _ZEROS,
     "cs231n_sigmoid": _MASK,
     "autograd_test_numpy_logsumexp": "scipy.special.logsumexp on a tracer is unsupported",
     "autograd_example_neural_net_log_posterior": "scipy.special.logsumexp on a tracer",

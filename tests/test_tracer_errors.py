@@ -143,9 +143,20 @@ def test_constant_boolean_mask_indexing_is_fine():
     np.testing.assert_allclose(jit(lambda x: x[mask])(x3()), x3()[mask])
 
 
-def test_writing_a_traced_value_into_a_numpy_array_says_to_make_it_traced():
+def test_writing_a_traced_value_into_an_array_made_inside_is_a_traced_write():
     def f(x):
         h = np.zeros(3)
+        h[0:2] = x[:2]
+        return h
+    np.testing.assert_array_equal(jit(f)(x3()), f(x3()))
+
+
+_OUTSIDE = np.zeros(3)     # a NumPy array made before the trace: it cannot hold a tracer
+
+
+def test_writing_a_traced_value_into_a_numpy_array_from_outside_says_to_make_it_traced():
+    def f(x):
+        h = _OUTSIDE.copy()
         h[0:2] = x[:2]
         return h
 
@@ -484,14 +495,25 @@ def test_every_function_with_out_writes_into_it(func, positional):
 
 
 @pytest.mark.parametrize("func", [np.sum, np.clip, np.dot], ids=lambda f: f.__name__)
-def test_out_that_is_a_numpy_array_made_inside_is_refused_naming_the_fix(func):
+def test_out_that_is_a_numpy_array_from_outside_is_refused_naming_the_fix(func):
+    outside = np.zeros(3)
+
     def f(x):
-        return _call_with_out(func, x, np.zeros(()), False)
+        return _call_with_out(func, x, outside.copy(), False)
 
     with pytest.raises(UnsupportedError) as info:
         jit(f)(x3())
     msg = str(info.value)
     assert "out=a NumPy array" in msg and "np.zeros_like" in msg and f"{HERE}:" in msg
+
+
+def test_out_that_is_an_array_made_inside_is_written_as_numpy_writes_it():
+    def f(x):
+        out = np.zeros(())
+        r = np.sum(x, out=out)
+        return r, out
+    for got, want in zip(jit(f)(x3()), f(x3())):
+        np.testing.assert_allclose(got, want)
 
 
 def _positional_out(func):

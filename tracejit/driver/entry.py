@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tracer.arguments import is_device_array
 from ..tracer.pytree import set_leaves, unflatten
 from ..tracer.trace_function import Traced
 
@@ -91,6 +92,8 @@ class CompiledEntry:
         for (i, _), value in zip(self._written, new):
             if isinstance(leaves[i], np.ndarray):
                 np.copyto(leaves[i], value)
+            elif is_device_array(leaves[i]):
+                leaves[i].copy_to_device(value)
         if self._returns_written:
             outs = list(outs)
             for r, k in self._returns_written:

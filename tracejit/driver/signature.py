@@ -9,6 +9,7 @@ import inspect
 
 import numpy as np
 
+from ..tracer.arguments import is_device_array
 from ..tracer.errors import user_location
 from ..tracer.tracer import Tracer
 
@@ -30,6 +31,8 @@ def leaf_key(leaf):
         return None
     if isinstance(leaf, np.memmap):
         return (leaf.dtype, leaf.shape)
+    if is_device_array(leaf):          # (the CUDA backend's) device array: as its host twin
+        return (np.dtype(leaf.dtype), tuple(leaf.shape))
     return ("other", t)
 
 

@@ -43,10 +43,20 @@ def abstract_leaf(leaf, path: str = "") -> tuple[TensorType, bool]:
                "; write matrix products with @" if isinstance(leaf, np.matrix) else "") + ".")
     if isinstance(leaf, (np.ndarray, np.generic)):
         return TensorType(_argument_dtype(leaf.dtype, name), leaf.shape), False
+    if is_device_array(leaf):
+        # a device array (what jit(f, device="cuda", device_results=True) returns), for the
+        # CUDA backend, which reads it where it is (codegen/cuda/program.py)
+        return TensorType(_argument_dtype(np.dtype(leaf.dtype), name), tuple(leaf.shape)), False
     raise call_error(
         f"tracejit: argument {name} has type {type(leaf).__name__}, which is not an array.",
         "pass NumPy arrays, Python numbers, or tuples/lists/dicts of them; mark other "
         "arguments static with static_argnums=... or static_argnames=...")
+
+
+def is_device_array(x) -> bool:
+    """A CUDA device array: numba-cuda's (``__cuda_ndarray__``, also its simulator's) or any
+    with the CUDA array interface; told apart without importing numba.cuda."""
+    return hasattr(x, "__cuda_array_interface__") or hasattr(x, "__cuda_ndarray__")
 
 
 def _subclass_semantics(leaf) -> str:

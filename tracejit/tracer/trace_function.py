@@ -10,7 +10,7 @@ from ..ir.passes import dce
 from .arguments import abstract_leaf
 from .errors import unsupported
 from .leaks import check_no_leaks
-from .numpy.conversion import numpy_array_sees_tracers
+from .numpy.patches import numpy_sees_tracers
 from .numpy.lifting import convert, lift, trace_of
 from .pytree import TreeDef, flatten, flatten_with_paths, rewrap, unflatten
 from .trace_state import Trace
@@ -64,7 +64,7 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
             tracers.append(Tracer(tr.builder.param(t, _param_name(nm)), tr, weak))
         originals = [t._val for t in tracers]
         a, k = unflatten(in_tree, tracers)
-        with numpy_array_sees_tracers():
+        with numpy_sees_tracers():
             out = fn(*a, **k)
         stored, stored_values = _stores_into_containers((a, k), in_tree, tracers, tr)
         out_leaves, out_tree = flatten(out)

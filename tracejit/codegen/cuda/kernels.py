@@ -12,6 +12,11 @@ scalar constant ``c*``, as in the CPU kernels, so a new batch size compiles noth
   shared memory. Each level of reductions (softmax: max, then the sum of exp(x - max)) is one
   such pass; full-size outputs are a last strided pass. Deterministic: the order depends only
   on the block size, never on timing (no atomics).
+- partial reduction + final pass (a one-level reduction whose outputs are few and inputs
+  many, e.g. a full sum at N = 1e8, where one block per output would leave the device idle):
+  ``P`` blocks per output each reduce an interleaved share into a partial (``scratch``), then
+  a second kernel (``final``) reduces each output's ``P`` partials in a fixed order and
+  computes the epilogue. ``P`` comes from the device (launch.py): deterministic on a device.
 - matmul (a ``matmul`` group): a tiled shared-memory GEMM, ``T x T`` threads per output
   tile, the epilogue (bias, activation, the other outputs) fused after the product.
 
@@ -70,20 +75,28 @@ class CudaKernelSpec:
     #                         matmul: (column tiles, row tiles, batch)
     threads: tuple          # the block shape the source assumes (elementwise: any)
     notes: list = field(default_factory=list)
+    # partial reductions: the partials' arrays [(numba dtype name, length)], passed after the
+    # outputs, written by this kernel and read by ``final`` (its second pass)
+    scratch: list = field(default_factory=list)
+    final: "CudaKernelSpec | None" = None
 
     @property
     def signature(self) -> str:
         parts = [array_type_name(v) for v in self.inputs + self.outputs]
+        parts += [f"{dtype}[::1]" for dtype, _ in self.scratch]
         parts += [numba_type_name(v.type.dtype) for v in self.scalars]
         parts += ["int64"] * len(self.sizes)
         return f"void({', '.join(parts)})"
 
 
 class CudaKernel:
-    def __init__(self, group: FusionGroup, reduce_threads: int, tile: int):
+    def __init__(self, group: FusionGroup, reduce_threads: int, tile: int, parts: int = 1,
+                 final_of: "CudaKernelSpec | None" = None):
         self.g = group
         self.tpb = reduce_threads
         self.tile = tile
+        self.parts = parts           # > 1: the partials kernel of a two-pass reduction
+        self.final_of = final_of     # the partials kernel this one is the final pass of
         self.defined = {r: op for op in group.ops for r in op.results}
         self.inputs, self.scalars, self.sizes = [], [], []
         self._size_keys: dict = {}
@@ -93,6 +106,7 @@ class CudaKernel:
         self.lines: list = []
         self.scopes: list = [{}]
         self.mm = None
+        self.scratch_arrays: list = []     # partials kernels: [(dtype name, length)]
 
     # -- names (the interface the CPU kernels' index rules use) ------------------------------
     def tmp(self, prefix="t") -> str:
@@ -197,19 +211,30 @@ class CudaKernel:
         if g.head is not None:
             body, work, threads = self.matmul_body()
             kind = "matmul"
-        elif g.axes:
+        elif self.final_of is not None:
+            body, work, threads = self.final_body()
+            kind = "final_reduction"
+        elif self.parts > 1:
+            body, work, threads = self.partials_body()
+            kind = "partial_reduction"
+            self.outnames = {}
+        elif g.axes or any(is_reduction(op) for op in g.ops):
+            # (a reduction over no axes, of a 0-d value, is a reduction of one element)
             body, work, threads = self.reduction_body()
             kind = "reduction"
         else:
             body, work, threads = self.elementwise_body()
             kind = "elementwise"
+        scratch = self.final_of.scratch if self.final_of is not None else self.scratch_arrays
         params = ([self._names[v] for v in self.inputs] + list(self.outnames.values())
+                  + [f"p{i}" for i in range(len(scratch))]
                   + [self._names[v] for v in self.scalars]
                   + [f"s{i}" for i in range(len(self.sizes))])
         source = (HEADER + f"\n\ndef kernel({', '.join(params)}):\n"
                   + "\n".join("    " + line for line in body) + "\n")
-        return CudaKernelSpec(kind, source, list(self.inputs), list(g.outputs),
-                              list(self.scalars), list(self.sizes), work, threads)
+        outputs = list(self.outnames)
+        return CudaKernelSpec(kind, source, list(self.inputs), outputs, list(self.scalars),
+                              list(self.sizes), work, threads, scratch=list(scratch))
 
     def elementwise_body(self):
         g = self.g
@@ -253,8 +278,14 @@ class CudaKernel:
         body = head + [f"for ob in range(cuda.blockIdx.x, {nout}, cuda.gridDim.x):"] + self.lines
         return body, (math.prod(g.outer),), (tpb,)
 
-    def reduction_level(self, reds: list, red_dims: list, nred: str, head: list):
+    def reduction_level(self, reds: list, red_dims: list, nred: str, head: list,
+                        start: str = "tid", step: str | None = None, partials=None) -> list:
+        """One level's strided pass and tree; sets ``self.acc``. With ``partials`` (the final
+        pass: op -> (values, indices) of its partials, each output's ``nred`` of them in a
+        row) the strided pass reads partials instead of the reduced values. Returns
+        [(op, kind, x, acc)]: ``sh{acc}[0]`` holds the result until the next level's pass."""
         tpb, full = self.tpb, tuple(self.var)
+        step = step or str(tpb)
         info = []
         for op in reds:
             x, kind = op.operands[0], op.opdef.name
@@ -264,14 +295,21 @@ class CudaKernel:
             self.lines.append(f"{acc} = {_init(kind, x.dtype)}")
             if kind in ("argmax", "argmin"):
                 head.append(f"sh{acc}_i = cuda.shared.array({tpb}, int64)")
-                self.lines.append(f"{acc}_i = {nred}")
+                # no index yet: past every index (the final pass reads partials' indices)
+                self.lines.append(f"{acc}_i = {nred if partials is None else _NO_INDEX}")
             info.append((op, kind, x, acc))
-        self.lines.append(f"for rf in range(tid, {nred}, {tpb}):")
+        self.lines.append(f"for rf in range({start}, {nred}, {step}):")
         with self.scope():
-            self.unflatten("rf", red_dims)
+            if partials is None:
+                self.unflatten("rf", red_dims)
             for op, kind, x, acc in info:
-                v = self.value(x, full)
-                self.lines += _update(kind, x.dtype, acc, v, "rf")
+                if partials is None:
+                    self.lines += _update(kind, x.dtype, acc, self.value(x, full), "rf")
+                    continue
+                values, indices = partials[op]
+                at = f"ob * {nred} + rf"
+                index = f"{indices}[{at}]" if indices else "rf"
+                self.lines += _update(kind, x.dtype, acc, f"{values}[{at}]", index)
         for op, kind, x, acc in info:
             self.lines.append(f"sh{acc}[tid] = {acc}")
             if kind in ("argmax", "argmin"):
@@ -294,6 +332,69 @@ class CudaKernel:
             else:
                 self.acc[op] = self.put(f"{np_name(op.result.dtype)}(sh{acc}[0])", prefix="red")
         self.lines.append("cuda.syncthreads()")     # all have read [0] before the next writes
+        return info
+
+    # -- two-pass reductions ---------------------------------------------------------------
+    def _red_dims(self):
+        g = self.g
+        outer = [(self.var[d], n) for d, n in enumerate(g.space) if d not in g.axes]
+        red = [(self.var[d], n) for d, n in enumerate(g.space) if d in g.axes]
+        return outer, red
+
+    def partials_body(self):
+        """Pass 1: block ``blk`` reduces share ``blk % P`` (elements ``part*T + tid`` with
+        stride ``P*T``) of output ``blk // P`` into the partials ``p*[blk]``."""
+        g, P, tpb = self.g, self.parts, self.tpb
+        outer_dims, red_dims = self._red_dims()
+        nout = self.size(("nout",), math.prod(g.outer))
+        nred = self.size(("nred",), math.prod(n for _, n in red_dims))
+        sP = self.size(("parts",), P)
+        (reds,) = Reductions.levels(self)
+        head = ["tid = cuda.threadIdx.x"]
+        self.lines = []
+        with self.scope():
+            self.lines += [f"ob = blk // {sP}", f"part = blk % {sP}"]
+            self.unflatten("ob", outer_dims)
+            info = self.reduction_level(reds, red_dims, nred, head, start=f"part * {tpb} + tid",
+                                        step=f"{sP} * {tpb}")
+            # drop the trailing reads of [0] and sync: thread 0 alone reads [0] below
+            del self.lines[-1 - len(info):]
+            self.lines.append("if tid == 0:")
+            for op, kind, x, acc in info:
+                dtype = numba_type_name(_acc_dtype(kind, x.dtype))
+                self.lines.append(f"    p{len(self.scratch_arrays)}[blk] = sh{acc}[0]")
+                self.scratch_arrays.append((dtype, math.prod(g.outer) * P))
+                if kind in ("argmax", "argmin"):
+                    self.lines.append(f"    p{len(self.scratch_arrays)}[blk] = sh{acc}_i[0]")
+                    self.scratch_arrays.append(("int64", math.prod(g.outer) * P))
+            self.lines.append("cuda.syncthreads()")
+        body = head + [f"for blk in range(cuda.blockIdx.x, {nout} * {sP}, cuda.gridDim.x):"]
+        return body + self.lines, (math.prod(g.outer) * P,), (tpb,)
+
+    def final_body(self):
+        """Pass 2: one block per output reduces its ``P`` partials in a fixed order, then the
+        group's epilogue at the output's index (the one-pass kernel's stores)."""
+        g, tpb = self.g, self.tpb
+        outer_dims, _ = self._red_dims()
+        nout = self.size(("nout",), math.prod(g.outer))
+        sP = self.size(("parts",), self.parts)
+        (reds,) = Reductions.levels(self)
+        partials, k = {}, 0
+        for op in reds:
+            arg = op.opdef.name in ("argmax", "argmin")
+            partials[op] = (f"p{k}", f"p{k + 1}" if arg else None)
+            k += 2 if arg else 1
+        head = ["tid = cuda.threadIdx.x"]
+        self.lines = []
+        with self.scope():
+            self.unflatten("ob", outer_dims)
+            self.reduction_level(reds, [], sP, head, partials=partials)
+            stores = [self.store(v, tuple(n for n, _ in outer_dims), self.outnames[v])
+                      for v in g.outputs]
+            self.lines.append("if tid == 0:")
+            self.lines.extend("    " + s for s in stores)
+        body = head + [f"for ob in range(cuda.blockIdx.x, {nout}, cuda.gridDim.x):"] + self.lines
+        return body, (math.prod(g.outer),), (tpb,)
 
     def matmul_body(self):
         g, T = self.g, self.tile
@@ -345,6 +446,9 @@ class CudaKernel:
                         for v in g.outputs:
                             self.lines.append(self.store(v, tuple(self.var), self.outnames[v]))
         return body + self.lines, (tiles_n, tiles_m, batch), (T, T)
+
+
+_NO_INDEX = "9223372036854775807"
 
 
 def _acc_dtype(kind: str, dtype):
@@ -400,5 +504,32 @@ def _update(kind, dtype, acc, v, index, acc_index=None) -> list:
     return [f"if {better}:", f"    {acc} = {v}", f"    {ai} = {index}"]
 
 
-def generate_cuda_kernel(group: FusionGroup, reduce_threads: int, tile: int) -> CudaKernelSpec:
-    return CudaKernel(group, reduce_threads, tile).generate()
+def two_pass_reduction(group: FusionGroup) -> bool:
+    """Whether ``group`` can run as partials + final pass: a reduction group of one level
+    (no value reduced twice, as softmax's exp(x - max) is) storing no full-size value."""
+    if group.head is not None or not group.axes:
+        return False
+    reds = [op for op in group.ops if is_reduction(op)]
+    reduced = {op.results[0] for op in reds}
+    defined = {r: op for op in group.ops for r in op.results}
+
+    def depends(v, seen) -> bool:
+        op = defined.get(v)
+        if op is None or op in seen:
+            return False
+        seen.add(op)
+        return v in reduced or any(depends(o, seen) for o in op.operands)
+
+    return (all(v.shape != group.space or v.shape == group.outer for v in group.outputs)
+            and not any(depends(op.operands[0], set()) for op in reds))
+
+
+def generate_cuda_kernel(group: FusionGroup, reduce_threads: int, tile: int,
+                         parts: int = 1) -> CudaKernelSpec:
+    """The kernel of ``group``; with ``parts`` > 1 (only where two_pass_reduction says so)
+    the partials kernel, its ``final`` pass attached."""
+    if parts <= 1:
+        return CudaKernel(group, reduce_threads, tile).generate()
+    spec = CudaKernel(group, reduce_threads, tile, parts).generate()
+    spec.final = CudaKernel(group, reduce_threads, tile, parts, final_of=spec).generate()
+    return spec

@@ -24,6 +24,7 @@ class LaunchConfig:
     tile: int               # GEMM tile edge (tile x tile threads)
     blocks_per_sm: int      # resident blocks per multiprocessor
     device: str
+    min_per_thread: int = 8  # a two-pass reduction's least elements a thread (pass 1)
 
     @property
     def max_blocks(self) -> int:
@@ -36,7 +37,7 @@ class LaunchConfig:
         if spec.kind == "elementwise":
             (n,) = spec.work
             return min(-(-n // self.threads), self.max_blocks), self.threads
-        if spec.kind == "reduction":
+        if spec.kind in ("reduction", "partial_reduction", "final_reduction"):
             (n,) = spec.work
             return min(n, self.max_blocks), spec.threads[0]
         tiles_n, tiles_m, batch = spec.work
@@ -44,6 +45,16 @@ class LaunchConfig:
         gx = min(tiles_n, per_tile)
         gy = min(tiles_m, max(1, per_tile // gx))
         return (gx, gy, min(batch, 65535)), spec.threads
+
+
+    def reduction_parts(self, outputs: int, reduced: int) -> int:
+        """How many blocks share each output of a reduction (> 1: the two-pass kernels):
+        enough to fill the device when the outputs alone do not, each block still with at
+        least ``min_per_thread`` elements a thread."""
+        if outputs <= 0 or outputs * 2 > self.max_blocks:
+            return 1
+        per_block = self.reduce_threads * self.min_per_thread
+        return max(1, min(self.max_blocks // outputs, reduced // per_block))
 
 
 def _power_of_two_at_most(n: int) -> int:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import math
+import sys
 
 import numpy as np
 
 from ...ir import Function
 from ...ir.passes.fusion import Fusion
 from ..numpy_tier import NumpyProgram
-from .kernels import generate_cuda_kernel
+from .kernels import generate_cuda_kernel, two_pass_reduction
 from .launch import device_config
 from .placement import cpu_reason
 
@@ -64,8 +66,12 @@ class CudaProgram:
                 continue
             why = cpu_reason(g)
             if why is None:
+                parts = 1
+                if two_pass_reduction(g):
+                    parts = self.config.reduction_parts(
+                        math.prod(g.outer), math.prod(g.space[d] for d in g.axes))
                 self.kernels.append(generate_cuda_kernel(g, self.config.reduce_threads,
-                                                         self.config.tile))
+                                                         self.config.tile, parts))
                 self.steps.append(("gpu", len(self.kernels) - 1))
             else:
                 self.notes.append(f"g{g.id} on the CPU: {why}")
@@ -87,10 +93,21 @@ class CudaProgram:
         return f"{self.placement}\n{self.fusion}"
 
     @property
+    def launched(self) -> list:
+        """(name, spec) of every kernel in launch order: a two-pass reduction's final pass
+        right after its partials kernel."""
+        out = []
+        for i, spec in enumerate(self.kernels):
+            out.append((f"k{i}", spec))
+            if spec.final is not None:
+                out.append((f"k{i}_final", spec.final))
+        return out
+
+    @property
     def source(self) -> str:
         parts = [self.placement]
-        for i, spec in enumerate(self.kernels):
-            parts.append(f"# cuda kernel k{i} ({spec.kind}): {spec.signature}\n{spec.source}")
+        for name, spec in self.launched:
+            parts.append(f"# cuda kernel {name} ({spec.kind}): {spec.signature}\n{spec.source}")
         return "\n".join(parts)
 
     sources = source
@@ -98,16 +115,7 @@ class CudaProgram:
     def ptx(self, cc=(9, 0)) -> list[str]:
         """The PTX of every kernel for compute capability ``cc``, compiled with NVVM; needs no
         GPU (nor a driver), but the real CUDA target: not under the simulator."""
-        from numba import cuda
-        if not hasattr(cuda, "compile_ptx") or _simulated():
-            raise RuntimeError("ptx() needs numba-cuda's real target, not the simulator "
-                               "(NUMBA_ENABLE_CUDASIM is set)")
-        out = []
-        for i, spec in enumerate(self.kernels):
-            kernel = _load(spec.source, f"k{i}")["kernel"]
-            ptx, _ = cuda.compile_ptx(kernel, spec.signature, cc=cc)
-            out.append(ptx)
-        return out
+        return [kernel_ptx(spec, cc, name) for name, spec in self.launched]
 
     # -- running ---------------------------------------------------------------------------
     def _compile(self):
@@ -116,17 +124,31 @@ class CudaProgram:
             raise RuntimeError("jit(f, device='cuda'): no CUDA GPU is available here (set "
                                "NUMBA_ENABLE_CUDASIM=1 before importing numba.cuda to run on "
                                "Numba's CUDA simulator)")
-        compiled = []
-        for i, spec in enumerate(self.kernels):
-            fn = _load(spec.source, f"k{i}")["kernel"]
+        def one(spec, name):
+            fn = _load(spec.source, name)["kernel"]
             kernel = cuda.jit(fn) if _simulated() else cuda.jit(spec.signature)(fn)
-            compiled.append((kernel, self.config.launch(spec)))
-        return compiled
+            return kernel, self.config.launch(spec)
+
+        return [(one(spec, f"k{i}"), spec.final and one(spec.final, f"k{i}_final"))
+                for i, spec in enumerate(self.kernels)]
 
     def __call__(self, leaves):
         return self.run(leaves)
 
     def run(self, leaves):
+        if not _simulated():
+            return self._run(leaves)
+        # The simulator's threads of a block meet at every syncthreads; with Python's 5 ms
+        # GIL switch interval each meeting costs milliseconds (a reduction test: 3.2 s, 0.7 s
+        # at 50 us). Only while a simulated program runs.
+        saved = sys.getswitchinterval()
+        sys.setswitchinterval(5e-5)
+        try:
+            return self._run(leaves)
+        finally:
+            sys.setswitchinterval(saved)
+
+    def _run(self, leaves):
         from numba import cuda
         if self._compiled is None:
             self._compiled = self._compile()
@@ -134,7 +156,14 @@ class CudaProgram:
         dev: dict = {}
         params = self.fusion.function.params
         for p, x, dt in zip(params, leaves, self._dtypes):
-            host[p] = np.ascontiguousarray(np.asarray(x, dtype=dt))
+            d = _on_device(x, p, dt)
+            if d is not None:
+                dev[p] = d                 # a device array argument: read where it is
+            else:
+                if hasattr(x, "copy_to_host"):
+                    x = x.copy_to_host()   # another dtype or layout than the kernels take
+                    self.transfers["to_host"] += 1
+                host[p] = np.asarray(x, dtype=dt, order="C")   # 0-d stays 0-d
 
         def to_device(v):
             d = dev.get(v)
@@ -158,17 +187,12 @@ class CudaProgram:
         for step in self.steps:
             if step[0] == "gpu":
                 spec = self.kernels[step[1]]
-                kernel, config = self._compiled[step[1]]
-                args = [to_device(v) for v in spec.inputs]
-                outs = []
-                for v in spec.outputs:
-                    outs.append(cuda.device_array(v.shape or (1,), v.type.dtype.np))
-                    dev[v] = outs[-1]
-                if config is not None:
-                    grid, block = config
-                    scalars = [v.type.dtype.np.type(v.op.attrs["value"][()])
-                               for v in spec.scalars]
-                    kernel[grid, block](*args, *outs, *scalars, *spec.sizes)
+                first, final = self._compiled[step[1]]
+                scratch = [cuda.device_array(n, np.dtype(dtype if dtype != "boolean" else bool))
+                           for dtype, n in spec.scratch]
+                _launch(spec, first, to_device, dev, scratch)
+                if final is not None:
+                    _launch(spec.final, final, to_device, dev, scratch)
             elif step[0] == "cpu":
                 _, runner, g = step
                 for v, x in zip(g.outputs, runner([to_host(v) for v in g.inputs])):
@@ -181,13 +205,20 @@ class CudaProgram:
                     host_value = host.get(v)
                     if host_value is not None or v not in dev:
                         host[r] = to_host(v)
-        return self._results(host, dev, to_host, to_device)
+        return self._results(host, dev, to_host, to_device,
+                             {id(dev[p]) for p in params if p in dev})
 
-    def _results(self, host, dev, to_host, to_device):
+    def _results(self, host, dev, to_host, to_device, arguments):
+        from numba import cuda
         out = []
         for r in self.fusion.function.results:
             if self.device_results:
                 d = to_device(r)
+                if id(d) in arguments or any(d is o for o in out):
+                    # an argument or another result: a copy, as NumPy's result would be
+                    copy = cuda.device_array(d.shape, d.dtype)
+                    copy.copy_to_device(d)
+                    d = copy
                 out.append(d.reshape(r.shape) if r.shape != (d.shape) and r.shape else d)
                 continue
             x = to_host(r)
@@ -197,6 +228,42 @@ class CudaProgram:
                 x = np.array(x, copy=True)
             out.append(x)
         return out
+
+
+def _on_device(x, p, dtype):
+    """``x`` as the device array a kernel takes for parameter ``p`` (C-contiguous, 0-d as one
+    element), or None when ``x`` is not a device array or not one of that dtype and layout."""
+    if not hasattr(x, "__cuda_ndarray__") or np.dtype(x.dtype) != dtype:
+        return None
+    if not x.is_c_contiguous():
+        return None
+    shape = p.shape or (1,)
+    return x if tuple(x.shape) == shape else x.reshape(shape)
+
+
+def _launch(spec, compiled, to_device, dev, scratch):
+    """Launch one kernel: its inputs moved to the device, its outputs allocated there."""
+    from numba import cuda
+    kernel, config = compiled
+    args = [to_device(v) for v in spec.inputs]
+    outs = []
+    for v in spec.outputs:
+        outs.append(cuda.device_array(v.shape or (1,), v.type.dtype.np))
+        dev[v] = outs[-1]
+    if config is not None:
+        grid, block = config
+        scalars = [v.type.dtype.np.type(v.op.attrs["value"][()]) for v in spec.scalars]
+        kernel[grid, block](*args, *outs, *scratch, *scalars, *spec.sizes)
+
+
+def kernel_ptx(spec, cc=(9, 0), name: str = "kernel") -> str:
+    """The PTX of one kernel (a CudaKernelSpec) for compute capability ``cc``."""
+    from numba import cuda
+    if not hasattr(cuda, "compile_ptx") or _simulated():
+        raise RuntimeError("ptx() needs numba-cuda's real target, not the simulator "
+                           "(NUMBA_ENABLE_CUDASIM is set)")
+    ptx, _ = cuda.compile_ptx(_load(spec.source, name)["kernel"], spec.signature, cc=cc)
+    return ptx
 
 
 def _simulated() -> bool:

@@ -14,6 +14,7 @@ each with the NumPy functions composed from its ops:
     sorting.py         sort, argsort
     finite_differences.py  np.gradient
     conversion.py      np.array, np.asarray, ... of traced values
+    patches.py         the NumPy attributes replaced during a trace (conversions, np.zeros, ...)
     joining.py         hstack, vstack, atleast_Nd, split, ...
     arithmetic.py      operators, comparisons, logical and bitwise ops, where, clip
     math_functions.py  exp, log, trig, rounding, NaN tests, erf, sigmoid

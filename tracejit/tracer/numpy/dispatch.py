@@ -235,7 +235,7 @@ def _ufunc_result(ufunc, fn, name, method, inputs, kwargs):
 
 
 def handle_function(func, args, kwargs):
-    # like= dispatch passes the module attribute: during a trace, conversion.py's wrapper
+    # like= dispatch passes the module attribute: during a trace, patches.py's wrapper
     func = getattr(func, "__tracejit_original__", func)
     fn = FUNCTIONS.get(func)
     if fn is None:

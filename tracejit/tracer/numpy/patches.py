@@ -1,0 +1,133 @@
+"""The NumPy attributes tracejit replaces while a user function is traced, and why.
+
+NumPy hands tracejit only what it dispatches (``__array_ufunc__``, ``__array_function__``).
+Two kinds of call never reach it, and plain NumPy code makes both:
+
+- **Conversions of objects holding tracers**: ``np.array([a, b])``, ``np.asarray(t)``. NumPy
+  dispatches these only given ``like=``; otherwise it converts in C and calls the tracer's
+  ``__array__``, which can only refuse. The wrappers send them to conversion.py.
+- **New arrays that will hold traced values**: ``out = np.zeros(n); out[i] = t`` (NPBench,
+  cs231n's naive layers, min-char-rnn's one-hot ``xs[t][inputs[t]] = 1``). A NumPy array
+  cannot hold a tracer, and NumPy never asks tracejit before writing into one. So
+  ``np.zeros``, ``np.ones``, ``np.empty`` (zeros), ``np.full``, their ``_like`` forms,
+  ``np.eye`` and ``np.identity`` give
+  traced arrays, as ``jnp.zeros`` does under ``jax.jit`` and ``torch.zeros`` under
+  ``torch.compile``: writes into them are traced writes (assignment.py). The price: Python
+  control flow on their values (``if z[0] > 0``) meets a traced value, whose error names the
+  line.
+
+Only the user's own calls are redirected: NumPy's, SciPy's and tracejit's own code (which call
+``np.array`` and ``np.empty`` too) get NumPy's functions unchanged, as does every call outside
+a trace. The wrappers are module attributes for the duration of the outermost trace in the
+process (a count, under a lock, since traces run on many threads); a name bound before
+tracing (``from numpy import zeros``) reaches NumPy's own function.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import is_user_file
+from ..trace_state import current_trace
+from ..tracer import Tracer
+from ..views import fresh
+from . import conversion
+from .lifting import constant
+from .shapes import full
+
+_lock = threading.Lock()
+_active = 0
+_originals: dict = {}
+
+
+def _holds_tracer(obj) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    if type(obj) in (list, tuple):
+        return any(_holds_tracer(x) for x in obj)
+    return False
+
+
+def _from_user() -> bool:
+    return is_user_file(sys._getframe(2).f_code.co_filename)
+
+
+def _converting(original, ours):
+    @functools.wraps(original)
+    def wrapper(obj, *args, **kwargs):
+        if kwargs.get("like") is None and _holds_tracer(obj) and _from_user():
+            kwargs.pop("like", None)
+            return ours(obj, *args, **kwargs)
+        return original(obj, *args, **kwargs)
+    wrapper.__tracejit_original__ = original
+    return wrapper
+
+
+def _creating(original):
+    """``original`` (np.zeros, ...) giving a traced array when the user calls it in a trace:
+    NumPy's own result says the shape, dtype and value (and raises NumPy's errors)."""
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        trace = current_trace()
+        if trace is None or kwargs.get("like") is not None or not _from_user():
+            return original(*args, **kwargs)
+        if original is _NUMPY["full"] and _holds_tracer(args[1:2] or kwargs.get("fill_value")):
+            shape = args[0] if args else kwargs["shape"]
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            value = args[1] if len(args) > 1 else kwargs["fill_value"]
+            dtype = args[2] if len(args) > 2 else kwargs.get("dtype")
+            return fresh(full(shape, value, dtype, trace))
+        arr = original(*args, **kwargs)
+        if type(arr) is not np.ndarray:
+            return arr                  # a tracer's zeros_like, dispatched by NumPy
+        flat = arr.reshape(-1)
+        if flat.size and ((flat == flat[0]).all() or arr.dtype.kind == "f"
+                          and np.isnan(flat).all()):
+            # one value: a broadcast scalar in the IR, not an array constant
+            return fresh(full(arr.shape, flat[0].copy(), trace=trace))
+        return constant(arr, trace=trace)
+    wrapper.__tracejit_original__ = original
+    return wrapper
+
+
+_NUMPY = {name: getattr(np, name) for name in (
+    "array", "asarray", "asanyarray", "ascontiguousarray",
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+    "eye", "identity")}
+
+
+def _wrappers() -> dict:
+    out = {"array": _converting(_NUMPY["array"], conversion.array),
+           "asarray": _converting(_NUMPY["asarray"], conversion.asarray),
+           "asanyarray": _converting(_NUMPY["asanyarray"], conversion.asarray),
+           "ascontiguousarray": _converting(_NUMPY["ascontiguousarray"],
+                                            conversion.ascontiguousarray)}
+    for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+                 "full_like", "eye", "identity"):
+        out[name] = _creating(_NUMPY[name])
+    return out
+
+
+@contextmanager
+def numpy_sees_tracers():
+    """While a user function is traced: NumPy's conversions and array creations as the module
+    docstring says."""
+    global _active
+    with _lock:
+        if _active == 0:
+            for name, wrapper in _wrappers().items():
+                _originals[name] = getattr(np, name)
+                setattr(np, name, wrapper)
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+            if _active == 0:
+                for name in list(_originals):
+                    setattr(np, name, _originals.pop(name))
