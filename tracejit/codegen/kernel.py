@@ -25,7 +25,7 @@ from ..ir.passes.fusion import FusionGroup, is_reduction, same_index
 from . import emitters, linalg_kernels, templates  # these two register the "kernel" rules
 from .matmul import MATMUL_WORK, MatmulKernel
 from .reduction import Reductions
-from .source import HEADER, KernelSpec, function_source
+from .source import HEADER, KernelNames, KernelSpec, function_source
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
@@ -53,7 +53,7 @@ class _Block:
         self.inner = inner
 
 
-class LoopKernel(Reductions, MatmulKernel):
+class LoopKernel(KernelNames, Reductions, MatmulKernel):
     """Source generation for a ``loop`` or ``matmul`` group: values at an index, loops and
     stores here; reduction passes in reduction.py, the product of a matmul group in matmul.py."""
 
@@ -64,12 +64,9 @@ class LoopKernel(Reductions, MatmulKernel):
         self.full = tuple(self.var)
         self.outer_idx = tuple(self.var[d] for d in range(len(F)) if d not in A)
         self.defined = {r: op for op in group.ops for r in op.results}
-        self.inputs, self.scalars, self.sizes = [], [], []
-        self._size_keys: dict = {}
-        self._names: dict = {}
+        KernelNames.__init__(self)
         self.inner_names: set = set()
         self.acc: dict = {}          # reduction op -> name of its result
-        self.n = 0
         self.work = 1
         for n in F:
             self.work *= n
@@ -89,28 +86,6 @@ class LoopKernel(Reductions, MatmulKernel):
     @staticmethod
     def new_block(inner: bool) -> "_Block":
         return _Block(inner)
-
-    def tmp(self, prefix="t") -> str:
-        self.n += 1
-        return f"{prefix}{self.n}"
-
-    def size(self, key, n: int) -> str:
-        if key not in self._size_keys:
-            self._size_keys[key] = f"s{len(self.sizes)}"
-            self.sizes.append(int(n))
-        return self._size_keys[key]
-
-    def array(self, v) -> str:
-        if v not in self._names:
-            self._names[v] = f"a{len(self.inputs)}"
-            self.inputs.append(v)
-        return self._names[v]
-
-    def scalar(self, v) -> str:
-        if v not in self._names:
-            self._names[v] = f"c{len(self.scalars)}"
-            self.scalars.append(v)
-        return self._names[v]
 
     def is_inner(self, *exprs) -> bool:
         return any(t in self.inner_names or (t[0] == "r" and t[1:].isdigit())

@@ -38,6 +38,40 @@ class KernelSpec:
     callees: list = field(default_factory=list)
 
 
+class KernelNames:
+    """The names a kernel generator gives what it reads: arrays ``a*``, scalar constants
+    ``c*``, sizes ``s*`` (each once) and temporaries; the CPU's LoopKernel and the CUDA
+    generator share it, and the layout ops' index rules (kernel.py) use it through them."""
+
+    def __init__(self):
+        self.inputs, self.scalars, self.sizes = [], [], []
+        self._size_keys: dict = {}
+        self._names: dict = {}
+        self.n = 0
+
+    def tmp(self, prefix="t") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def size(self, key, n: int) -> str:
+        if key not in self._size_keys:
+            self._size_keys[key] = f"s{len(self.sizes)}"
+            self.sizes.append(int(n))
+        return self._size_keys[key]
+
+    def array(self, v) -> str:
+        if v not in self._names:
+            self._names[v] = f"a{len(self.inputs)}"
+            self.inputs.append(v)
+        return self._names[v]
+
+    def scalar(self, v) -> str:
+        if v not in self._names:
+            self._names[v] = f"c{len(self.scalars)}"
+            self.scalars.append(v)
+        return self._names[v]
+
+
 def function_source(params: list[str], body: list[str]) -> str:
     """The kernel module: one ``nogil`` function over the block ``lo:hi`` (threads run blocks
     of one call at once)."""

@@ -37,6 +37,7 @@ from .. import emitters
 from .. import kernel as _cpu_kernel  # noqa: F401  (registers the layout ops' index rules)
 from ..emitters import lit, np_name
 from ..kernel import is_scalar_constant
+from ..source import KernelNames
 from ..reduction import Reductions
 from . import devicelib
 from .scalars import scalar_rule
@@ -89,7 +90,7 @@ class CudaKernelSpec:
         return f"void({', '.join(parts)})"
 
 
-class CudaKernel:
+class CudaKernel(KernelNames):
     def __init__(self, group: FusionGroup, reduce_threads: int, tile: int, parts: int = 1,
                  final_of: "CudaKernelSpec | None" = None):
         self.g = group
@@ -98,39 +99,14 @@ class CudaKernel:
         self.parts = parts           # > 1: the partials kernel of a two-pass reduction
         self.final_of = final_of     # the partials kernel this one is the final pass of
         self.defined = {r: op for op in group.ops for r in op.results}
-        self.inputs, self.scalars, self.sizes = [], [], []
-        self._size_keys: dict = {}
-        self._names: dict = {}
+        KernelNames.__init__(self)
         self.acc: dict = {}
-        self.n = 0
         self.lines: list = []
         self.scopes: list = [{}]
         self.mm = None
         self.scratch_arrays: list = []     # partials kernels: [(dtype name, length)]
 
     # -- names (the interface the CPU kernels' index rules use) ------------------------------
-    def tmp(self, prefix="t") -> str:
-        self.n += 1
-        return f"{prefix}{self.n}"
-
-    def size(self, key, n: int) -> str:
-        if key not in self._size_keys:
-            self._size_keys[key] = f"s{len(self.sizes)}"
-            self.sizes.append(int(n))
-        return self._size_keys[key]
-
-    def array(self, v) -> str:
-        if v not in self._names:
-            self._names[v] = f"a{len(self.inputs)}"
-            self.inputs.append(v)
-        return self._names[v]
-
-    def scalar(self, v) -> str:
-        if v not in self._names:
-            self._names[v] = f"c{len(self.scalars)}"
-            self.scalars.append(v)
-        return self._names[v]
-
     def is_inner(self, *exprs) -> bool:
         return True            # no loop nest to place values in: one thread, one index
 
