@@ -241,6 +241,14 @@ def test_np_array_of_traced_values_has_a_gradient():
     check_grad(lambda x: (np.array([x.sum(), x[0] * x[1]]) ** 2).sum(), np.arange(1.0, 4.0))
 
 
+def test_np_r_and_np_c_of_traced_values_join_as_numpy_joins():
+    def f(x, v):
+        return np.c_[np.ones(3), x], np.c_[v, v * 2], np.r_[v, 1.0, v[:2]], np.c_[x, v]
+    x, v = np.arange(6.0).reshape(3, 2), np.arange(3.0)
+    for g, w in zip(on_numpy(f)(x, v), f(x, v)):
+        assert_same(g, w)
+
+
 def test_np_array_is_numpys_own_outside_traces_even_after_an_error():
     original = np.array
     with pytest.raises(ZeroDivisionError):

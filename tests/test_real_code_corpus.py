@@ -23,8 +23,6 @@ KNOWN_FAILURES = {
     "autograd_example_neural_net_log_posterior": "scipy.special.logsumexp on a tracer",
     "autograd_example_rnn_predictions": "scipy.special.logsumexp on a tracer",
     "numpy_ml_leaky_relu": _MASK,
-    "numpy_ml_linear_regression_fit": "np.c_ converts its traced arguments to NumPy",
-    "numpy_ml_ridge_regression_fit": "np.c_ converts its traced arguments to NumPy",
     "numpy_ml_logistic_regression_nll": _MASK,
 }
 

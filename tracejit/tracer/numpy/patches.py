@@ -15,6 +15,7 @@ Two kinds of call never reach it, and plain NumPy code makes both:
   ``torch.compile``: writes into them are traced writes (assignment.py). The price: Python
   control flow on their values (``if z[0] > 0``) meets a traced value, whose error names the
   line.
+- ``np.r_`` and ``np.c_`` of traced items, which NumPy converts with its own ``array``.
 
 Only the user's own calls are redirected: NumPy's, SciPy's and tracejit's own code (which call
 ``np.array`` and ``np.empty`` too) get NumPy's functions unchanged, as does every call outside
@@ -94,10 +95,35 @@ def _creating(original):
     return wrapper
 
 
+class _Concatenator:
+    """``np.r_`` / ``np.c_`` on traced items (numpy-ml's ``np.c_[np.ones(n), X]``): NumPy's
+    convert each item with an ``array`` bound inside NumPy, which cannot trace. Arrays and
+    numbers only; slices and string directives go to NumPy's (which refuses tracers)."""
+
+    def __init__(self, original, axis: int, ndmin: int):
+        self.original, self.axis, self.ndmin = original, axis, ndmin
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        if (current_trace() is None or not any(_holds_tracer(i) for i in items)
+                or any(isinstance(i, (slice, str)) for i in items) or not _from_user()):
+            return self.original[key]
+        arrays = []
+        for item in items:
+            x = conversion.asarray(item)
+            if x.ndim < self.ndmin:       # c_: a vector is a column, a number a 1x1
+                x = x.reshape((-1, 1) if x.ndim == 1 else (1,) * self.ndmin)
+            arrays.append(x)
+        return np.concatenate(arrays, axis=self.axis)
+
+    def __len__(self):
+        return len(self.original)
+
+
 _NUMPY = {name: getattr(np, name) for name in (
     "array", "asarray", "asanyarray", "ascontiguousarray",
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "eye", "identity")}
+    "eye", "identity", "r_", "c_")}
 
 
 def _wrappers() -> dict:
@@ -109,6 +135,8 @@ def _wrappers() -> dict:
     for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
                  "full_like", "eye", "identity"):
         out[name] = _creating(_NUMPY[name])
+    out["r_"] = _Concatenator(_NUMPY["r_"], 0, 1)
+    out["c_"] = _Concatenator(_NUMPY["c_"], -1, 2)
     return out
 
 
