@@ -19,9 +19,6 @@ KNOWN_FAILURES = {
     "npbench_nbody": _MASK,
     "cs231n_batchnorm_forward": "a str leaf in a dict argument (bn_param['mode']) is rejected",
     "cs231n_sigmoid": _MASK,
-    "autograd_test_numpy_logsumexp": "scipy.special.logsumexp on a tracer is unsupported",
-    "autograd_example_neural_net_log_posterior": "scipy.special.logsumexp on a tracer",
-    "autograd_example_rnn_predictions": "scipy.special.logsumexp on a tracer",
     "numpy_ml_leaky_relu": _MASK,
     "numpy_ml_logistic_regression_nll": _MASK,
 }

@@ -16,12 +16,16 @@ Two kinds of call never reach it, and plain NumPy code makes both:
   control flow on their values (``if z[0] > 0``) meets a traced value, whose error names the
   line.
 - ``np.r_`` and ``np.c_`` of traced items, which NumPy converts with its own ``array``.
+- ``scipy.special.logsumexp`` (when SciPy is imported): a Python function that converts its
+  argument with ``np.asarray``; the user's calls on traced values get tracejit's, by the name
+  they wrote (``tracejit.scipy.special.logsumexp`` is the same function for bound names).
 
 Only the user's own calls are redirected: NumPy's, SciPy's and tracejit's own code (which call
 ``np.array`` and ``np.empty`` too) get NumPy's functions unchanged, as does every call outside
 a trace. The wrappers are module attributes for the duration of the outermost trace in the
 process (a count, under a lock, since traces run on many threads); a name bound before
-tracing (``from numpy import zeros``) reaches NumPy's own function.
+tracing (``from numpy import zeros``, ``from scipy.special import logsumexp``) reaches the
+library's own function.
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ from ..errors import is_user_file
 from ..trace_state import current_trace
 from ..tracer import Tracer
 from ..views import fresh
-from . import conversion
+from . import conversion, scipy_functions
 from .lifting import constant
 from .shapes import full
 
@@ -140,6 +144,27 @@ def _wrappers() -> dict:
     return out
 
 
+def _scipy_logsumexp(original):
+    """scipy.special.logsumexp (a Python function that np.asarray's its argument) on traced
+    values from the user's code: scipy_functions' version, SciPy's steps on tracers."""
+    @functools.wraps(original)
+    def wrapper(a, axis=None, b=None, keepdims=False, return_sign=False):
+        if (_holds_tracer(a) or _holds_tracer(b)) and _from_user():
+            return scipy_functions.logsumexp(a, axis, b, keepdims, return_sign)
+        return original(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    wrapper.__tracejit_original__ = original
+    return wrapper
+
+
+def _scipy_targets() -> list:
+    """(module, name, wrapper) for the SciPy functions replaced, if SciPy is imported (code
+    that calls it has imported it before its function is traced)."""
+    special = sys.modules.get("scipy.special")
+    if special is None or not hasattr(special, "logsumexp"):
+        return []
+    return [(special, "logsumexp", _scipy_logsumexp(special.logsumexp))]
+
+
 @contextmanager
 def numpy_sees_tracers():
     """While a user function is traced: NumPy's conversions and array creations as the module
@@ -147,9 +172,10 @@ def numpy_sees_tracers():
     global _active
     with _lock:
         if _active == 0:
-            for name, wrapper in _wrappers().items():
-                _originals[name] = getattr(np, name)
-                setattr(np, name, wrapper)
+            targets = [(np, name, w) for name, w in _wrappers().items()] + _scipy_targets()
+            for module, name, wrapper in targets:
+                _originals[module, name] = getattr(module, name)
+                setattr(module, name, wrapper)
         _active += 1
     try:
         yield
@@ -157,5 +183,5 @@ def numpy_sees_tracers():
         with _lock:
             _active -= 1
             if _active == 0:
-                for name in list(_originals):
-                    setattr(np, name, _originals.pop(name))
+                for module, name in list(_originals):
+                    setattr(module, name, _originals.pop((module, name)))
