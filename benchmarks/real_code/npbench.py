@@ -557,29 +557,17 @@ def _batchnorm2d(x, eps=1e-5):
     return (x - mean) / np.sqrt(std + eps)
 
 
-def _conv2d_same(input, weights):
-    K = weights.shape[0]
-    N, H_out, W_out = input.shape[0], input.shape[1] - K + 1, input.shape[2] - K + 1
-    output = np.empty((N, H_out, W_out, weights.shape[3]), dtype=np.float64)
-    for i in range(H_out):
-        for j in range(W_out):
-            output[:, i, j, :] = np.sum(
-                input[:, i:i + K, j:j + K, :, np.newaxis] * weights[np.newaxis, :, :, :],
-                axis=(1, 2, 3))
-    return output
-
-
 @case("npbench", lambda r, n: (r.random((2, 6, 6, 3)), r.random((1, 1, 3, 2)),
                                r.random((3, 3, 2, 2)), r.random((1, 1, 2, 3))), small=1, big=1)
 def npbench_resnet(input, conv1, conv2, conv3):
     padded = np.zeros((input.shape[0], input.shape[1] + 2, input.shape[2] + 2, conv1.shape[3]))
-    padded[:, 1:-1, 1:-1, :] = _conv2d_same(input, conv1)
+    padded[:, 1:-1, 1:-1, :] = _lenet_conv2d(input, conv1)
     x = _batchnorm2d(padded)
     x = _relu(x)
-    x = _conv2d_same(x, conv2)
+    x = _lenet_conv2d(x, conv2)
     x = _batchnorm2d(x)
     x = _relu(x)
-    x = _conv2d_same(x, conv3)
+    x = _lenet_conv2d(x, conv3)
     x = _batchnorm2d(x)
     return _relu(x + input)
 
