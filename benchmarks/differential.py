@@ -307,7 +307,8 @@ def main(argv=None, budget: float = BUDGET):
     unexplained, mismatched, total = [], [], time.perf_counter()
     with np.errstate(all="ignore"):
         for name, fn, make, dtypes, how in rows(argv):
-            for dt in dtypes:
+            # float16 rows (a sample of the cases): benchmarks/half_precision.py times them
+            for dt in (d for d in dtypes if d != "float16"):
                 args = make(dt, np.random.default_rng(0))
                 m = measure(fn, args, budget)
                 ratio = m["numpy"] / m["tracejit"]

@@ -16,7 +16,7 @@ def _same(expected, got):
         g = np.asarray(g)
         assert g.dtype == e.dtype and g.shape == e.shape
         if e.dtype.kind == "f":
-            tol = 1e-5 if e.dtype == np.float32 else 1e-12
+            tol = {np.float16: 4e-3, np.float32: 1e-5}.get(e.dtype.type, 1e-12)
             np.testing.assert_allclose(g, e, rtol=tol, atol=tol, equal_nan=True)
         else:
             np.testing.assert_array_equal(g, e)
@@ -76,6 +76,21 @@ def test_random_programs_match_the_interpreter(program):
 @settings(max_examples=150)
 @given(random_programs(max_ops=8, special_values=False))
 def test_many_random_programs_match_the_interpreter(program):
+    _run_both(*program)
+
+
+@settings(max_examples=8)
+@given(random_programs(max_ops=5, dtypes=("bool", "i32", "f16", "f32"), special_values=False))
+def test_random_float16_programs_match_the_interpreter(program):
+    """float16 params, constants and converts: kernels hold uint16 bits, compute in float32
+    and round each float16 result (tests/test_float16.py for NumPy's own float16)."""
+    _run_both(*program)
+
+
+@pytest.mark.slow
+@settings(max_examples=60)
+@given(random_programs(max_ops=8, dtypes=("bool", "i32", "f16", "f32", "f64")))
+def test_many_random_float16_programs_match_the_interpreter(program):
     _run_both(*program)
 
 

@@ -110,6 +110,20 @@ def test_fori_loop_with_static_bounds_is_a_scan_and_with_traced_bounds_a_while_l
     assert "scan" in ops_of(static, X) and "while_loop" in ops_of(traced, X, np.int64(5))
 
 
+@pytest.mark.parametrize("backend", ["interpreter", "numpy", None])
+def test_a_loop_body_indexes_a_closed_over_array_with_its_index(backend):
+    # x[i] with x from outside and i the body's index is taken inside the body: it once went
+    # to x's (outer) trace, which captured i as a parameter nobody passed
+    x = np.arange(5.0)
+
+    def f(x):
+        def body(i, acc):
+            return acc + x[i] * x[[i, 0]].sum()
+        return tj.fori_loop(0, 5, body, 0.0)
+
+    assert tj.jit(f, backend=backend)(x) == f(x) == sum(x[i] * (x[i] + x[0]) for i in range(5))
+
+
 def test_fori_loop_index_is_weak_so_float32_stays_float32():
     x = X.astype(np.float32)
     f = ijit(lambda x: tj.fori_loop(0, 3, lambda i, v: v + i, x))

@@ -23,6 +23,7 @@ LAYERS = [
     {"driver"},                # jit: cache key, passes, backend choice, tiers
     {"autodiff", "debugging", "lax", "scipy"},
     {"nn", "optim"},
+    {"amp"},                   # mixed precision: may use nn and optim
     {"__init__"},              # the public API: tracejit/__init__.py
     {"demo"},                  # an application (imports tracejit itself)
 ]

@@ -8,19 +8,13 @@ import pytest
 
 from benchmarks.real_code import CASES, check_case
 
-_MASK = "boolean-mask indexing x[mask] (data-dependent size), also when assigned x[m] = f(x[m])"
 KNOWN_FAILURES = {
-    "npbench_azimint_hist": "np.histogram is not supported",
-    "npbench_azimint_naive": _MASK,
     "npbench_cholesky2": "gradient: np.linalg.cholesky's vjp is the symmetric one (reads both "
                          "triangles); NumPy reads the lower one only, so differences disagree",
     "npbench_contour_integral": "complex128 is not a supported dtype",
     "npbench_mandelbrot1": "complex128 is not a supported dtype",
-    "npbench_nbody": _MASK,
-    "cs231n_batchnorm_forward": "a str leaf in a dict argument (bn_param['mode']) is rejected",
-    "cs231n_sigmoid": _MASK,
-    "numpy_ml_leaky_relu": _MASK,
-    "numpy_ml_logistic_regression_nll": _MASK,
+    "npbench_nbody": "np.ndarray(n) (the constructor) makes a NumPy array, which cannot hold "
+                     "the traced values written into it (KE[0] = ...)",
 }
 
 

@@ -28,7 +28,7 @@ __all__ = ["ir", "lax", "config", "jit", "make_ir", "register_pytree_node", "tre
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.
-_LAZY_SUBMODULES = ("nn", "optim", "scipy")
+_LAZY_SUBMODULES = ("nn", "optim", "scipy", "amp")
 
 
 def __getattr__(name):

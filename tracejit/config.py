@@ -2,9 +2,11 @@
 
 TRACEJIT_DISABLE_JIT=1        run jitted functions eagerly (to step through them in a debugger)
 TRACEJIT_EXPLAIN_RETRACE=1    say which argument changed, and how, each time a function retraces
-TRACEJIT_DUMP=ir,optimized,source,tiers   print these stages as each function is compiled
+TRACEJIT_DUMP=ir,passes,optimized,source,tiers   print these as each function is compiled
                               (tiers: when the compiled tier is ready, and after how many
-                              NumPy-tier calls)
+                              NumPy-tier calls; passes: a line per pass as it runs, saying
+                              what it changed; passes+ir: and the IR after each pass that
+                              changed it. ir/passes/pass_log.py)
 TRACEJIT_CACHE_DIR=path       where compiled kernels are cached on disk
 TRACEJIT_RETRACE_WARN=8       warn once when a function has been traced this many times
 TRACEJIT_BACKEND=numba        the default backend of jit: numba, numpy (the first tier alone), or
@@ -17,6 +19,8 @@ TRACEJIT_NATIVE_HANDOFF=1    parallel kernels handed to worker threads in native
                               Python threads, codegen/threads.py)
 TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
                               0 waits for the compiled kernels before the first call returns
+TRACEJIT_F16C=1               float16 kernels convert with the CPU's F16C instructions where it
+                              has them; 0: with tracejit's own routines (codegen/half.py)
 """
 from __future__ import annotations
 
@@ -49,6 +53,8 @@ class Config:
     compile_workers: int | None = field(default_factory=lambda: _count("TRACEJIT_COMPILE_WORKERS"))
     tiered: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_TIERED", "1").strip()
                          .lower() not in ("0", "false", "no", "off"))
+    f16c: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_F16C", "1").strip()
+                       .lower() not in ("0", "false", "no", "off"))
 
 
 config = Config()

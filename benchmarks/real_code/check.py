@@ -190,5 +190,7 @@ def grad_error(got, want) -> float:
         g, w = np.asarray(g, np.float64), np.asarray(w)
         known = ~np.isnan(w)
         scale = max(np.abs(w[known]).max(initial=0.0), 1e-8)
-        err = max(err, np.abs(g[known] - w[known]).max(initial=0.0) / scale)
+        diff = np.abs(g[known] - w[known]).max(initial=0.0) / scale
+        # NaN where the reference has a number is an error (max() would skip a NaN)
+        err = np.inf if np.isnan(diff) else max(err, diff)
     return float(err)

@@ -1,4 +1,5 @@
-"""BLAS gemm on strided 2-D views, for the generated matmul kernels.
+"""BLAS gemm (gemv for one row or column) on strided 2-D views, for the generated matmul
+kernels.
 
 Numba's ``np.dot`` hands BLAS only arrays that are C- or F-contiguous as a whole and copies any
 other operand first. The row block of a transposed view that a thread takes when a product like
@@ -63,6 +64,43 @@ def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
     return sig, codegen
 
 
+@intrinsic
+def _xxgemv(typingctx, trans, m, n, a, lda, x, y):
+    """Column-major ``y = op(a) @ x`` with unit-stride ``x`` and ``y`` (the data of their
+    first element): BLAS gemv, 2-3x faster than a gemm with one column."""
+    arrays = (a, x, y)
+    if not all(isinstance(v, types.Array) and v.ndim == 2 for v in arrays):
+        return None
+    if a.dtype != x.dtype or a.dtype != y.dtype or a.dtype not in _KINDS:
+        return None
+    kind = _KINDS[a.dtype]
+
+    def codegen(context, builder, signature, args):
+        char = llvm_ir.IntType(8)
+        intp = context.get_value_type(types.intp)
+        voidp = cgutils.voidptr_t
+        fnty = llvm_ir.FunctionType(llvm_ir.IntType(32),
+                                    [char, char, intp, intp, voidp, voidp, intp, voidp, voidp,
+                                     voidp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemv")
+        v_t, v_m, v_n, v_a, v_lda, v_x, v_y = args
+
+        def data(ty, value):
+            return builder.bitcast(context.make_array(ty)(context, builder, value).data, voidp)
+
+        flag = builder.select(builder.icmp_unsigned("!=", v_t, v_t.type(0)),
+                              char(ord("t")), char(ord("n")))
+        dtype = context.get_value_type(a.dtype)
+        alpha = cgutils.alloca_once_value(builder, dtype(1.0))
+        beta = cgutils.alloca_once_value(builder, dtype(0.0))
+        return builder.call(fn, [char(ord(kind)), flag, v_m, v_n, builder.bitcast(alpha, voidp),
+                                 data(a, v_a), v_lda, data(x, v_x), builder.bitcast(beta, voidp),
+                                 data(y, v_y)])
+
+    sig = types.int32(types.boolean, types.intp, types.intp, a, types.intp, x, y)
+    return sig, codegen
+
+
 @njit(inline="always")
 def _leading(x):
     """How BLAS can read the 2-D array ``x``: (0, ld) row-major, (1, ld) column-major, or
@@ -96,6 +134,15 @@ def gemm(a, b, c):
     if lb < 0:
         b = np.ascontiguousarray(b)
         lb, ldb = 0, n
+    size = c.itemsize
+    if n == 1 and (k == 1 or b.strides[0] == size) and (m == 1 or c.strides[0] == size):
+        # a matrix times a column: a row-major a is the column-major a.T
+        _xxgemv(la == 0, k if la == 0 else m, m if la == 0 else k, a, lda, b, c)
+        return
+    if m == 1 and (k == 1 or a.strides[1] == size) and c.strides[1] == size:
+        # a row times a matrix: c.T = b.T @ a.T
+        _xxgemv(lb == 1, n if lb == 0 else k, k if lb == 0 else n, b, ldb, a, c)
+        return
     ldc = n if m == 1 else c.strides[0] // c.itemsize
     # Row-major c = a @ b is column-major c.T = b.T @ a.T: a row-major operand, read
     # column-major, is already its own transpose.
@@ -106,7 +153,7 @@ _resolved = False
 
 
 def resolve_blas():
-    """Make Numba's BLAS helper look up sgemm and dgemm now, from the main thread. Called
+    """Make Numba's BLAS helper look up gemm and gemv now, from the main thread. Called
     through ctypes (the GIL held, as the helper expects), not through a jitted function: a
     jitted call would make Numba set up its whole compiler context (~250 ms of a warm start;
     codegen/warm_load.py)."""
@@ -126,4 +173,12 @@ def resolve_blas():
         if xxgemm(kind, b"n", b"n", 2, 2, 2, one.ctypes.data, a.ctypes.data, 2, a.ctypes.data,
                   2, zero.ctypes.data, out.ctypes.data, 2) != 0 or not (out == 2).all():
             raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemm")
+    xxgemv = ctypes.PYFUNCTYPE(ctypes.c_int, c, c, n, n, p, p, n, p, p, p)(
+        _helperlib.c_helpers["xxgemv"])
+    for kind, dt in ((b"s", np.float32), (b"d", np.float64)):
+        a, x, y = np.ones((2, 2), dt), np.ones(2, dt), np.zeros(2, dt)
+        one, zero = np.ones(1, dt), np.zeros(1, dt)
+        if xxgemv(kind, b"n", 2, 2, one.ctypes.data, a.ctypes.data, 2, x.ctypes.data,
+                  zero.ctypes.data, y.ctypes.data) != 0 or not (y == 2).all():
+            raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemv")
     _resolved = True

@@ -6,8 +6,9 @@ Numba: the program's entry (plan.py: a ``cond``, and a loop whose body no native
 express) and a native loop module (loops.py: the loop itself and every control op nested in
 its body). A planner ``P`` gives ``array(v)`` (the name of an array holding ``v``),
 ``new_name()``, ``lines`` (where statements go), ``region(fn, names)`` (a region's statements
-with its parameters bound to ``names``, and the names of its results), ``bind(v, name)``, and
-``entry`` (True in the Python entry: there a loop that runs zero times copies its carries,
+with its parameters bound to ``names``, and the names of its results), ``bind(v, name)``,
+``array_dtype(dtype)`` (the dtype of the arrays it makes: np.float16 in the entry, its uint16
+storage in a native module, representation.py), and ``entry`` (True in the Python entry: there a loop that runs zero times copies its carries,
 which are still the operands, so that no result aliases an argument or arena memory).
 
 Values are arrays everywhere, 0-d ones too (``np.empty(())``; Numba types ``a[()]``): a slice
@@ -46,8 +47,8 @@ def _assign(names: list, values: list) -> list:
     return [f"{', '.join(names)}, = {', '.join(values)},"]
 
 
-def _empty(v) -> str:
-    return f"np.empty({tuple(v.shape)}, {emitters.np_name(v.type.dtype)})"
+def _empty(P, v) -> str:
+    return f"np.empty({tuple(v.shape)}, {P.array_dtype(v.type.dtype)})"
 
 
 @emitters.register("control", ops.cond)
@@ -84,7 +85,7 @@ def scan(P, op, outs: list | None = None):
     ys = op.results[m:]
     ynames = list(outs[m:]) if outs else [P.new_name() for _ in ys]
     if not outs:
-        P.lines += [f"{y} = {_empty(v)}" for y, v in zip(ynames, ys)]
+        P.lines += [f"{y} = {_empty(P, v)}" for y, v in zip(ynames, ys)]
     t = P.new_name("t")
     steps = f"range({length} - 1, -1, -1)" if a["reverse"] else f"range({length})"
     loop = []
@@ -92,7 +93,7 @@ def scan(P, op, outs: list | None = None):
     for x, v in zip(xnames, xs):
         s = P.new_name()
         if v.type.ndim == 1:      # a scalar in Numba: into a 0-d array
-            loop += [f"{s} = np.empty((), {emitters.np_name(v.type.dtype)})", f"{s}[()] = {x}[{t}]"]
+            loop += [f"{s} = np.empty((), {P.array_dtype(v.type.dtype)})", f"{s}[()] = {x}[{t}]"]
         else:
             loop.append(f"{s} = {x}[{t}]")
         slices.append(s)

@@ -16,10 +16,16 @@ code generator and checks that every op has a rule that is a real callable:
   ``call``, which passes.inline_calls removes first) (codegen/plan.py)
 - ``control``: cond, while_loop, scan as if/for/while statements around their regions' code,
   in the entry or inside one native loop module (codegen/control.py, codegen/loops.py)
+
+Scalar rules write code of the result's *compute* dtype (representation.py): float32 for a
+float16 result. ``scalar_expr`` then rounds to float16 what a rule computed in float32,
+except for ops whose result is exact when their operands are (``EXACT``) and those that round
+for themselves (``ROUNDS_ITSELF``).
 """
 from __future__ import annotations
 
 from ..ir import ops
+from .representation import compute_dtype, held, lit, rounded, rounded_from64, scalar_type
 
 RULES: dict = {}   # OpDef -> (kind, rule)
 KINDS = ("scalar", "index", "reduce", "kernel", "matmul", "movement", "plan", "control")
@@ -47,31 +53,25 @@ def emit(*opdefs):
     return register("scalar", *opdefs)
 
 
-def np_name(dtype) -> str:
-    return "np.bool_" if dtype.is_bool else f"np.{dtype.name}"
-
-
-def lit(dtype, value) -> str:
-    """A typed literal, so float32 code stays float32 and int32 code int32."""
-    if dtype.is_bool:
-        return "True" if value else "False"
-    if dtype.is_float:
-        return f"{np_name(dtype)}({float(value)!r})"
-    return f"{np_name(dtype)}({int(value)})"
-
-
 def _wrap(op, expr):
     """int32 arithmetic in Numba widens to int64: cast back, which wraps like NumPy."""
     dt = op.results[0].dtype
-    return f"{np_name(dt)}({expr})" if dt.is_int and dt.name != "int64" else f"({expr})"
+    return f"{scalar_type(dt)}({expr})" if dt.is_int and dt.name != "int64" else f"({expr})"
 
 
 def _t(op):
-    return op.results[0].dtype
+    """The dtype a rule computes the result in (float32 for float16)."""
+    return compute_dtype(op.results[0].dtype)
 
 
-def _operand_dtype(op):
-    return op.operands[0].dtype
+def scalar_expr(op, *args) -> str:
+    """The scalar rule's expression of ``op`` on its operands' names, rounded to the result's
+    dtype where kernels compute it in another (float16: see the module docstring)."""
+    expr = RULES[op.opdef][1](op, *args)
+    t = op.results[0].dtype
+    if held(t) is None or op.opdef in EXACT or op.opdef in ROUNDS_ITSELF:
+        return expr
+    return rounded(t, expr)
 
 
 # -- arithmetic ------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def _(op, a, b):
 @emit(ops.power)
 def _(op, a, b):
     if _t(op).is_float:
-        return f"{np_name(_t(op))}({a} ** {b})"
+        return f"{scalar_type(_t(op))}({a} ** {b})"
     return _wrap(op, f"ipow({a}, {b})")
 
 
@@ -126,7 +126,9 @@ def _(op, a):
 def _(op, a):
     t = _t(op)
     if t.is_float:
-        return f"({a} if {a} == 0 or {a} != {a} else ({lit(t, 1)} if {a} > 0 else {lit(t, -1)}))"
+        # NumPy's sign of -0.0 is +0.0
+        return (f"({a} if {a} != {a} else ({lit(t, 1)} if {a} > 0 else "
+                f"({lit(t, -1)} if {a} < 0 else {lit(t, 0)})))")
     return _wrap(op, f"({a} > 0) - ({a} < 0)")
 
 
@@ -158,14 +160,14 @@ def _(op, a):
     if t.name == "float32" and op.opdef in _FAST32:
         return f"{_FAST32[op.opdef]}({a})"
     if op.opdef is ops.logistic:
-        return f"({lit(t, 1)} / ({lit(t, 1)} + {np_name(t)}(math.exp(-{a}))))"
-    return f"{np_name(t)}(math.{_LIBM[op.opdef]}({a}))"
+        return f"({lit(t, 1)} / ({lit(t, 1)} + {scalar_type(t)}(math.exp(-{a}))))"
+    return f"{scalar_type(t)}(math.{_LIBM[op.opdef]}({a}))"
 
 
 @emit(ops.sqrt, ops.floor, ops.ceil, ops.round)
 def _(op, a):
     fn = {ops.sqrt: "sqrt", ops.floor: "floor", ops.ceil: "ceil", ops.round: "rint"}[op.opdef]
-    return f"{np_name(_t(op))}(np.{fn}({a}))"
+    return f"{scalar_type(_t(op))}(np.{fn}({a}))"
 
 
 @emit(ops.arctan2, ops.hypot, ops.copysign)
@@ -173,15 +175,15 @@ def _(op, a, b):
     if _t(op).name == "float32" and op.opdef in _FAST32_BINARY:
         return f"{_FAST32_BINARY[op.opdef]}({a}, {b})"
     fn = {ops.arctan2: "atan2", ops.hypot: "hypot", ops.copysign: "copysign"}[op.opdef]
-    return f"{np_name(_t(op))}(math.{fn}({a}, {b}))"
+    return f"{scalar_type(_t(op))}(math.{fn}({a}, {b}))"
 
 
 @emit(ops.gammaln, ops.digamma)
 def _(op, a):
     """SciPy's algorithms in float64 (mathlib.py); float32 rounds the result, as SciPy does."""
     fn = "gammaln64" if op.opdef is ops.gammaln else "digamma64"
-    t = _t(op)
-    return f"{fn}({a})" if t.name == "float64" else f"{np_name(t)}({fn}(np.float64({a})))"
+    t = op.results[0].dtype
+    return f"{fn}({a})" if t.name == "float64" else rounded_from64(t, f"{fn}(np.float64({a}))")
 
 
 @emit(ops.logaddexp)
@@ -191,7 +193,7 @@ def _(op, a, b):
 
 @emit(ops.fmod)
 def _(op, a, b):
-    return f"{np_name(_t(op))}(np.fmod({a}, {b}))" if _t(op).is_float else _wrap(
+    return f"{scalar_type(_t(op))}(np.fmod({a}, {b}))" if _t(op).is_float else _wrap(
         op, f"ifmod({a}, {b})")
 
 
@@ -241,12 +243,20 @@ def _(op, c, a, b):
 
 @emit(ops.convert)
 def _(op, a):
-    src, dst = _operand_dtype(op), _t(op)
+    """Operands arrive in their compute dtype; a float16 result is rounded here, once: from
+    float64 directly (half.round16_64), from float32 and integers through float32 (an
+    integer float32 cannot hold exactly is beyond float16's range anyway)."""
+    src, dst = op.operands[0].dtype, op.results[0].dtype
     if dst.is_bool:
         return f"({a} != 0)"
+    if held(dst) is not None and src != dst:
+        if src.name == "float64":
+            return rounded_from64(dst, a)
+        return f"{scalar_type(dst)}({a})" if src.is_bool else rounded(
+            dst, f"{scalar_type(dst)}({a})")
     if src.is_float and dst.is_int:
         return _FLOAT_TO_INT[dst.name].format(a)
-    return f"{np_name(dst)}({a})"
+    return f"{scalar_type(dst)}({a})"
 
 
 # float -> int as NumPy on x86 (see runtime.py): the narrow ones through int32, as C does;
@@ -258,7 +268,14 @@ _FLOAT_TO_INT = {"int64": "f2i64({})", "int32": "f2i32({})", "int16": "np.int16(
 
 
 def iota_expr(op, idx: tuple) -> str:
-    return f"{np_name(_t(op))}({idx[op.attrs['dim']]})"
+    return rounded(op.results[0].dtype, f"{scalar_type(_t(op))}({idx[op.attrs['dim']]})")
+
+
+# Results exact whenever the operands are values of the result dtype: a float16 kernel does
+# not round them. ROUNDS_ITSELF: rules that round a float16 result themselves.
+EXACT = frozenset({ops.neg, ops.abs, ops.sign, ops.maximum, ops.minimum, ops.where, ops.floor,
+                   ops.ceil, ops.round, ops.copysign, ops.fmod})
+ROUNDS_ITSELF = frozenset({ops.convert, ops.gammaln, ops.digamma})
 
 
 register("scalar", ops.iota)(iota_expr)

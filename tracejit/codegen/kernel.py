@@ -23,6 +23,7 @@ import sys
 from ..ir import ops
 from ..ir.passes.fusion import FusionGroup, is_reduction, same_index
 from . import emitters, linalg_kernels, templates  # these two register the "kernel" rules
+from .representation import held, load, rounded, store
 from .matmul import MATMUL_WORK, MatmulKernel
 from .reduction import Reductions
 from .source import HEADER, KernelNames, KernelSpec, function_source
@@ -128,26 +129,28 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
             if not idx:
                 # A 0-d input: read once before the loops (Numba's parfor cannot type x[()]).
                 name = self.tmp()
-                self.prologue.append(f"{name} = {self.array(v)}[()]")
+                self.prologue.append(f"{name} = {load(v.dtype, self.array(v) + '[()]')}")
                 self.invariant_names.add(name)
                 return name
             sub = ", ".join(idx) if idx else "()"
             if len(idx) == 1:
                 sub += ","
-            return self.put(f"{self.array(v)}[{sub}]", self.is_inner(*idx))
+            return self.put(load(v.dtype, f"{self.array(v)}[{sub}]"), self.is_inner(*idx))
         if is_reduction(op):
             assert same_index(idx, self.outer_idx, self.g.outer), (op, idx)
             return self.acc[op]
         if op is self.g.head:
             assert same_index(idx, self.full, self.g.space), (op, idx)
-            return self.put(f"mm[{', '.join(idx) or '()'}{',' if len(idx) == 1 else ''}]",
-                            self.is_inner(*idx))
+            # the product buffer holds the compute type: a float16 product is rounded here
+            mm = f"mm[{', '.join(idx) or '()'}{',' if len(idx) == 1 else ''}]"
+            return self.put(rounded(v.dtype, mm), self.is_inner(*idx))
         if (op.opdef is ops.reshape and idx and op.operands[0] not in self.defined
                 and not is_scalar_constant(op.operands[0])):
             # A reshape of a materialized (C-contiguous) array is a view: index the view
             # directly instead of re-deriving each coordinate with integer division.
             sub = ", ".join(idx) + ("," if len(idx) == 1 else "")
-            return self.put(f"{self.reshaped_view(op)}[{sub}]", self.is_inner(*idx))
+            return self.put(load(v.dtype, f"{self.reshaped_view(op)}[{sub}]"),
+                            self.is_inner(*idx))
         kind, rule = emitters.RULES[op.opdef]
         if kind == "index":
             return self.value(op.operands[0], self.index_map(op, idx))
@@ -158,7 +161,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         if (op.opdef is ops.div and op.result.dtype.name == "float32"
                 and self.is_inner(args[0]) and not self.is_inner(args[1])):
             return self.put(self.divide_by_invariant(*args), True)
-        return self.put(rule(op, *args), self.is_inner(*args))
+        return self.put(emitters.scalar_expr(op, *args), self.is_inner(*args))
 
     def divide_by_invariant(self, a: str, b: str) -> str:
         """``a / b`` where ``b`` stays the same along the inner loop (a row's sum or norm):
@@ -198,7 +201,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         sub = ", ".join(idx) if idx else "()"
         if len(idx) == 1:
             sub += ","
-        return f"{o}[{sub}] = {name}"
+        return f"{o}[{sub}] = {store(v.dtype, name)}"
 
     def generate(self) -> KernelSpec:
         g = self.g
@@ -208,7 +211,10 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.block = self.outer
         self.prologue: list[str] = []
         self.invariant_names: set = set()     # computed in the prologue
-        mm_out = g.head.result if g.head is not None else None
+        # the product is computed into its own output, except where that output's storage
+        # is not the product's compute type (float16: stored from the float32 product)
+        mm_out = (g.head.result if g.head is not None and held(g.head.result.dtype) is None
+                  else None)
         stored = [v for v in outs if v is not mm_out]
         levels = self.levels()
         if self.column_reduction(levels, stored):
@@ -226,8 +232,8 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
             if full_outs:
                 self.block = _Block(True)
                 for w, o in self.scratch.items():
-                    self.block.memo[(w, self.full)] = self.put(
-                        f"{o}[{', '.join(self.full)}{',' if len(self.full) == 1 else ''}]", True)
+                    self.block.memo[(w, self.full)] = self.put(load(w.dtype, (
+                        f"{o}[{', '.join(self.full)}{',' if len(self.full) == 1 else ''}]")), True)
                 stores = [self.store(v, self.full, onames[v]) for v in full_outs]
                 self.outer.lines.extend(self.inner_loops(self.block.lines + stores, ""))
             self.block = self.outer

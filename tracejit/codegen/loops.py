@@ -25,14 +25,13 @@ iteration: correct, but with Python's overhead each step; the entry says so in a
 """
 from __future__ import annotations
 
-import math
-
 from ..ir import ops
 from ..ir.passes import fuse, optimize
 from . import emitters
 from .control import copy_into
 from .kernel import generate_kernel, is_scalar_constant
 from .movement import is_movement
+from .representation import lit, storage_literal, storage_type
 from .source import HEADER, KernelSpec
 
 _FLAGS = 'cache=True, nogil=True, error_model="numpy"'
@@ -46,14 +45,8 @@ class Unsupported(Exception):
 
 
 def literal(v) -> str:
-    """A scalar constant as a typed literal (NaN and infinities by name)."""
-    value = v.op.attrs["value"][()]
-    dt = v.type.dtype
-    if dt.is_float and not math.isfinite(float(value)):
-        name = "np.nan" if math.isnan(float(value)) else (
-            "np.inf" if value > 0 else "-np.inf")
-        return f"{emitters.np_name(dt)}({name})"
-    return emitters.lit(dt, value)
+    """A scalar constant as a literal of its compute type, as kernels' ``c*`` take it."""
+    return lit(v.type.dtype, v.op.attrs["value"][()])
 
 
 class NativeLoop:
@@ -116,10 +109,14 @@ class NativeLoop:
         else:
             self._kernel(g)
 
+    def array_dtype(self, dt) -> str:
+        """Arrays here hold the kernels' storage (float16 as its uint16 bits)."""
+        return storage_type(dt)
+
     def _buffer(self, v) -> str:
         name = self.new_name("b")
         self.lines.append(f"{name} = np.empty({tuple(v.shape)}, "
-                          f"{emitters.np_name(v.type.dtype)})")
+                          f"{self.array_dtype(v.type.dtype)})")
         self.names[v] = name
         return name
 
@@ -135,9 +132,6 @@ class NativeLoop:
         sizes = [f"np.int64({n})" for n in spec.sizes + [0, spec.span]]
         args = ins + outs + scalars + sizes
         self.lines.append(f"call_address(f{j}, ({', '.join(args)},))")
-
-    def _scalar(self, v) -> str:
-        return literal(v) if is_scalar_constant(v) else f"{self.array(v)}[()]"
 
     def _movement(self, op):
         if op.opdef is ops.concatenate:
@@ -158,7 +152,9 @@ class NativeLoop:
             if x.type.ndim == 0:
                 self.lines += copy_into(self, out, src, ())
                 return
-            self.lines.append(f"{out}.fill({self._scalar(value)})")
+            fill = (storage_literal(value.dtype, value.op.attrs["value"][()])
+                    if is_scalar_constant(value) else f"{self.array(value)}[()]")
+            self.lines.append(f"{out}.fill({fill})")
             inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
                               for n, lo, it in zip(x.shape, a["low"], a["interior"]))
             self.lines.append(f"{out}[{inner},] = {src}")

@@ -150,7 +150,8 @@ def tanh32(x):
     small = s * z * x + x
     big = _F(1.0) - _F(2.0) / (exp32(ax + ax) + _F(1.0))
     big = big if x >= _F(0) else -big
-    return small if ax < _F(0.625) else big
+    # tanh is odd: the sign of x, so tanh(-0.0) = -0.0 as in NumPy
+    return np.float32(np.copysign(small if ax < _F(0.625) else big, x))
 
 
 @njit(inline="always", fastmath={"contract"})

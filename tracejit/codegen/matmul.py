@@ -1,10 +1,17 @@
 """The product of a matmul kernel: BLAS on a block of rows or columns, its epilogue on the
-same block, and integer or batched products as loops. A mixin of kernel.LoopKernel."""
+same block, and integer or batched products as loops. A mixin of kernel.LoopKernel.
+
+float16 operands (uint16 bits in kernels) are converted to float32 (half.h2f_matrix: a
+block's rows or columns, and the whole other operand, per call) for BLAS's sgemm, into a
+float32 product buffer; the epilogue reads it rounded to float16 and stores float16. The
+sums are float32 ones, rounded once: NumPy's own float16 matmul (no BLAS) rounds each
+multiply-add to float16, so the two agree within a tolerance scaled by float16's ulp and the
+length of the sums, not bit for bit."""
 from __future__ import annotations
 
 from ..ir import ops
 from . import emitters
-from .emitters import np_name
+from .representation import held, scalar_type
 
 MATMUL_WORK = 64      # multiply-adds of a matmul that count as one element of loop work
 MATMUL_ROWS = 16      # fewest rows (or columns) of a matmul's output per thread
@@ -35,17 +42,24 @@ class MatmulKernel:
         dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
         return f"{base}.reshape(({dims},))"
 
-    def parallel_gemm(self, m: str, n: str, by_rows: bool, epilogue) -> list[str]:
+    def parallel_gemm(self, m: str, n: str, by_rows: bool, epilogue, half=False) -> list[str]:
         """The GEMM of a 2-D float matmul group on the block ``lo:hi`` of its rows (of its
         columns when the product is wider than tall, ``by_rows`` False; blas.gemm takes such
         views without copies) and, when ``epilogue`` (the elementwise loop body over ``i0,
         i1``) is given, the epilogue on that block at once, while it is in cache. One call with
         the whole range computes everything. The direction is fixed when the plan is built, so
-        the kernel compiles one GEMM call and one epilogue loop, not two of each."""
+        the kernel compiles one GEMM call and one epilogue loop, not two of each. ``half``:
+        float16 operands, converted to float32 here (the block's part of one, all of the
+        other)."""
+
+        def c(x):
+            return f"h2f_matrix({x})" if half else x
         if by_rows:
-            rows, cols, call = "range(lo, hi)", f"range({n})", "gemm(A[lo:hi], B, mm[lo:hi])"
+            rows, cols = "range(lo, hi)", f"range({n})"
+            call = f"gemm({c('A[lo:hi]')}, {c('B')}, mm[lo:hi])"
         else:
-            rows, cols, call = f"range({m})", "range(lo, hi)", "gemm(A, B[:, lo:hi], mm[:, lo:hi])"
+            rows, cols = f"range({m})", "range(lo, hi)"
+            call = f"gemm({c('A')}, {c('B[:, lo:hi]')}, mm[:, lo:hi])"
         lines = [call]
         if epilogue:
             lines += [f"for i0 in {rows}:", f"    for i1 in {cols}:"]
@@ -59,12 +73,14 @@ class MatmulKernel:
         # The product goes into its own output, or into an epilogue output computed from it:
         # never into an output of the group's operand ops (a reshaped operand that is also a
         # result has the product's shape too; the product written there was overwritten).
-        target = next((onames[v] for v in self.g.outputs
-                       if v.dtype == mv.dtype and v.shape == mv.shape and self.uses(v, mv)),
-                      None)
+        half = held(mv.dtype) is not None
+        target = None if half else next(
+            (onames[v] for v in self.g.outputs
+             if v.dtype == mv.dtype and v.shape == mv.shape and self.uses(v, mv)), None)
         rank = mv.type.ndim
         dims = ", ".join(self.size(("F", d), mv.shape[d]) for d in range(rank))
-        lines = [f"mm = {target}" if target else f"mm = np.empty(({dims},), {np_name(mv.dtype)})"]
+        lines = [f"mm = {target}" if target else
+                 f"mm = np.empty(({dims},), {scalar_type(mv.dtype)})"]
         kdim = self.size(("K",), head.operands[0].shape[-1])
         m, n = (self.size(("F", rank - 2), mv.shape[-2]), self.size(("F", rank - 1), mv.shape[-1]))
         if rank == 2:
@@ -75,7 +91,7 @@ class MatmulKernel:
                 by_rows = mv.shape[-2] >= mv.shape[-1]
                 self.span = mv.shape[-2] if by_rows else mv.shape[-1]
                 self.splittable, self.min_block = True, MATMUL_ROWS
-                return lines + self.parallel_gemm(m, n, by_rows, epilogue)
+                return lines + self.parallel_gemm(m, n, by_rows, epilogue, half)
             return lines + [f"for i in range({m}):",
                             f"    for j in range({n}):",
                             "        mm[i, j] = 0",
@@ -86,8 +102,12 @@ class MatmulKernel:
         batch = "1"
         for d in range(rank - 2):
             batch = f"{batch} * {self.size(('F', d), mv.shape[d])}"
-        lines += [f"A = np.ascontiguousarray({a}).reshape(({batch}, {m}, {kdim}))",
-                  f"B = np.ascontiguousarray({b}).reshape(({batch}, {kdim}, {n}))",
+
+        def c(x):
+            x = f"np.ascontiguousarray({x})"
+            return f"h2f_contiguous({x})" if half else x
+        lines += [f"A = {c(a)}.reshape(({batch}, {m}, {kdim}))",
+                  f"B = {c(b)}.reshape(({batch}, {kdim}, {n}))",
                   f"M = mm.reshape(({batch}, {m}, {n}))"]
         if mv.dtype.is_float:
             lines += [f"for q in range({batch}):", "    gemm(A[q], B[q], M[q])"]

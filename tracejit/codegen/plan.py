@@ -33,6 +33,7 @@ from .loops import Unsupported, native_loop
 from .source import KernelSpec
 from .movement import is_movement, movement_lines
 from .numpy_tier import NumpyProgram
+from .representation import compute_dtype, held, scalar_value, storage_dtype
 
 # Work (elements, or a matmul's multiply-adds / 64) from which a kernel runs on blocks in all
 # threads (threads.py). Measured with benchmarks.backend's run_parallel_min.
@@ -55,8 +56,9 @@ POOL_MIN = 1 << 20
 
 
 def array_type(v):
-    """The Numba type of an array holding ``v`` in a program: every one is C-contiguous."""
-    return types.Array(from_dtype(v.type.dtype.np), v.type.ndim, "C")
+    """The Numba type of a kernel's array holding ``v``: every one is C-contiguous, of the
+    storage dtype (uint16 for float16: representation.py)."""
+    return types.Array(from_dtype(storage_dtype(v.type.dtype)), v.type.ndim, "C")
 
 
 class Plan:
@@ -93,10 +95,23 @@ class Plan:
         return name
 
     def scalar(self, v) -> str:
-        """A scalar constant, passed to kernels as a NumPy scalar of its dtype."""
+        """A scalar constant, passed to kernels as a NumPy scalar of its compute dtype."""
         if v not in self._scalars:
-            self._scalars[v] = self.constant("C", v.dtype.np.type(v.op.attrs["value"][()]))
+            self._scalars[v] = self.constant("C", scalar_value(v.dtype, v.op.attrs["value"][()]))
         return self._scalars[v]
+
+    def kernel_array(self, v) -> str:
+        """The name of an array holding ``v`` as kernels take it: the entry holds float16 as
+        np.float16 (NumPy's own float16 for movement, sorts, results), kernels its bits."""
+        name = self.array(v)
+        return name if held(v.dtype) is None else f"{name}.view({self.storage_name(v)})"
+
+    def storage_name(self, v) -> str:
+        return self.dtype_name(storage_dtype(v.type.dtype))
+
+    def array_dtype(self, dt) -> str:
+        """control.py: the dtype of an array the entry makes (NumPy's own, float16 too)."""
+        return "np.bool_" if dt.is_bool else f"np.{dt.name}"
 
     def array(self, v) -> str:
         """The name of an array holding ``v`` (a parameter, constant or buffer)."""
@@ -334,7 +349,7 @@ class Plan:
     def _add_kernel(self, g, spec: KernelSpec, addresses: int = 0) -> int:
         """Add a kernel module to the plan; its index."""
         sig = tuple([array_type(v) for v in spec.inputs + spec.outputs]
-                    + [from_dtype(v.type.dtype.np) for v in spec.scalars]
+                    + [from_dtype(compute_dtype(v.type.dtype).np) for v in spec.scalars]
                     + [types.int64] * (addresses + len(spec.sizes) + 2))
         self.kernels.append(spec)
         self.kernel_groups.append(g)
@@ -353,8 +368,10 @@ class Plan:
             self.addressed.append(j)
             addresses.append(f"A{j}")
         k = self._add_kernel(g, spec, len(addresses))
-        ins = [self.array(v) for v in spec.inputs]
-        outs = [self.buffer(v) for v in spec.outputs]
+        ins = [self.kernel_array(v) for v in spec.inputs]
+        for v in spec.outputs:
+            self.buffer(v)
+        outs = [self.kernel_array(v) for v in spec.outputs]
         scalars = [self.scalar(v) for v in spec.scalars]
         args = ", ".join(ins + outs + scalars + addresses + [str(n) for n in spec.sizes])
         if spec.parallel:

@@ -1,6 +1,10 @@
 """Reduction passes of a loop kernel: accumulators, the float32 block sums, leading-axis
 reductions turned around, and values kept between the last pass and the output pass. A mixin
-of kernel.LoopKernel, which provides values at an index (``value``), names and sizes."""
+of kernel.LoopKernel, which provides values at an index (``value``), names and sizes.
+
+Accumulators hold the compute type (representation.py): a float16 sum adds float32 block sums
+like a float32 one, its total in float64 rounded to float16 once at the end (NumPy's float16
+sums also accumulate in float32); float16 max, min and prod accumulate in float32."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,7 +16,8 @@ import numpy as np
 from ..ir import ops
 from ..ir.passes.fusion import is_reduction
 from . import emitters
-from .emitters import lit, np_name
+from .representation import compute_dtype, lit, rounded, rounded_from64, scalar_type
+from .representation import store
 from .mathlib import has_vector_minmax
 
 VECTOR_MINMAX = has_vector_minmax()
@@ -30,13 +35,13 @@ def _init(kind: str, dtype) -> str:
         if dtype.is_unsigned:
             return lit(dtype, 0)
         if dtype.is_int:
-            return f"{np_name(dtype)}(-{np.iinfo(dtype.np).max} - 1)"
-        return f"{np_name(dtype)}(-np.inf)"
+            return f"{scalar_type(dtype)}(-{np.iinfo(dtype.np).max} - 1)"
+        return f"{scalar_type(dtype)}(-np.inf)"
     if dtype.is_bool:
         return "True"
     if dtype.is_int:
-        return f"{np_name(dtype)}({np.iinfo(dtype.np).max})"
-    return f"{np_name(dtype)}(np.inf)"
+        return f"{scalar_type(dtype)}({np.iinfo(dtype.np).max})"
+    return f"{scalar_type(dtype)}(np.inf)"
 
 
 def _combine(kind: str, dtype, acc: str, v: str) -> str:
@@ -71,6 +76,15 @@ for _opdef in (ops.reduce_sum, ops.reduce_prod, ops.reduce_max, ops.reduce_min, 
                ops.argmin):
     emitters.register("reduce", _opdef)(Accumulator(partial(_init, _opdef.name),
                                                     partial(_combine, _opdef.name)))
+
+
+def _result(op, acc: str) -> str:
+    """A reduction's result from its accumulator ``acc``: float sums accumulate in float64 and
+    round once to the result dtype; the others hold the compute type already."""
+    res = op.result.dtype
+    if op.opdef is ops.reduce_sum and op.operands[0].dtype.is_float:
+        return rounded_from64(res, acc)
+    return rounded(res, f"{scalar_type(res)}({acc})")
 
 
 def accumulator(op) -> Accumulator:
@@ -130,7 +144,7 @@ class Reductions:
         # a list, not a set: the source must not depend on string hashing (the disk cache is
         # keyed by it, and each process hashes strings differently)
         blocked = [acc for op, kind, x, acc, init in info
-                   if kind == "reduce_sum" and x.dtype.name == "float32"]
+                   if kind == "reduce_sum" and compute_dtype(x.dtype).name == "float32"]
         if len(self.g.axes) != 1 or not blocked:
             out.extend(self.inner_loops(self.reduction_body(info, blocked=[]), ""))
         else:
@@ -162,7 +176,7 @@ class Reductions:
             elif res.is_bool:
                 self.acc[op] = acc
             else:
-                self.acc[op] = self.put(f"{np_name(res)}({acc})", False, "red")
+                self.acc[op] = self.put(_result(op, acc), False, "red")
 
     # -- reductions over leading axes -------------------------------------------------------
     def column_reduction(self, levels, stored) -> bool:
@@ -196,10 +210,10 @@ class Reductions:
             if kind == "reduce_sum" and x.dtype.is_float:
                 lines.append(f"{acc} = np.zeros(({kept_dims},), np.float64)")
             elif kind == "reduce_sum":
-                lines.append(f"{acc} = np.zeros(({kept_dims},), {np_name(op.result.dtype)})")
+                lines.append(f"{acc} = np.zeros(({kept_dims},), {scalar_type(op.result.dtype)})")
             else:
                 lines.append(f"{acc} = np.full(({kept_dims},), {accumulator(op).init(x.dtype)}, "
-                             f"{np_name(x.dtype)})")
+                             f"{scalar_type(x.dtype)})")
             v = self.value(x, self.full)
             new = accumulator(op).combine(x.dtype, f"{acc}[{sub}]", v)
             self.block.lines.append(f"{acc}[{sub}] = {new}")
@@ -216,7 +230,7 @@ class Reductions:
         lines += [pad + b for b in self.block.lines]
         self.block = self.outer = self.new_block(False)
         for op, acc in zip(reds, names):
-            self.acc[op] = self.put(f"{np_name(op.result.dtype)}({acc}[{sub}])", False, "red")
+            self.acc[op] = self.put(_result(op, f"{acc}[{sub}]"), False, "red")
         stores = [self.store(v, self.outer_idx, onames[v]) for v in stored]
         pad = ""
         for k, d in enumerate(kept):
@@ -284,5 +298,5 @@ class Reductions:
         """In a reduction pass: store ``x`` (computed as ``v``) into its scratch output."""
         if x in self.scratch:
             sub = ", ".join(self.full) + ("," if len(self.full) == 1 else "")
-            self.block.lines.append(f"{self.scratch[x]}[{sub}] = {v}")
+            self.block.lines.append(f"{self.scratch[x]}[{sub}] = {store(x.dtype, v)}")
 

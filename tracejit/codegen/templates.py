@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ir import ops
 from . import emitters
-from .emitters import lit, np_name
+from .representation import lit, load, rounded, scalar_type, store
 from .source import KernelSpec, function_source
 
 
@@ -102,9 +102,12 @@ def _scatter_kernel(op, group, write):
 
 @template(ops.scatter_add)
 def _(op, group):
-    if op.operands[0].dtype.is_bool:
+    t = op.operands[0].dtype
+    if t.is_bool:
         return _scatter_kernel(op, group, lambda dst, src: f"{dst} = {dst} or {src}")
-    return _scatter_kernel(op, group, lambda dst, src: f"{dst} = {dst} + {src}")
+    # float16: each add in float32, rounded, as np.add.at does
+    return _scatter_kernel(op, group, lambda dst, src: f"{dst} = " + store(
+        t, rounded(t, f"{load(t, dst)} + {load(t, src)}")))
 
 
 @template(ops.scatter)
@@ -125,12 +128,14 @@ def _(op, group):
     outer = [d for d in range(x.type.ndim) if d != axis]
     n = s(x.shape[axis])
     first = [("0" if d == axis else names[d]) for d in range(x.type.ndim)]
-    step = f"acc {'*' if op.opdef is ops.cumprod else '+'} a0[{_sub(names)}]"
+    step = f"acc {'*' if op.opdef is ops.cumprod else '+'} {load(t, f'a0[{_sub(names)}]')}"
     if t.is_int and t.name != "int64":
-        step = f"{np_name(t)}({step})"
-    inner = [f"if {n} > 0:", f"    acc = a0[{_sub(first)}]", f"    o0[{_sub(first)}] = acc",
-             f"for j{axis} in range(1, {n}):", f"    acc = {step}",
-             f"    o0[{_sub(names)}] = acc"]
+        step = f"{scalar_type(t)}({step})"
+    # float16: each step rounded, as NumPy's accumulate of float16 (out[i] = out[i-1] + x[i])
+    inner = [f"if {n} > 0:", f"    acc = {load(t, f'a0[{_sub(first)}]')}",
+             f"    o0[{_sub(first)}] = {store(t, 'acc')}",
+             f"for j{axis} in range(1, {n}):", f"    acc = {rounded(t, step)}",
+             f"    o0[{_sub(names)}] = {store(t, 'acc')}"]
     body = _nest([names[d] for d in outer], [s(x.shape[d]) for d in outer],
                  [f"acc = {lit(t, 0)}"] + inner)
     return _finish(op, group, ["a0"], s, body)

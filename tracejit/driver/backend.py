@@ -18,17 +18,18 @@ from ..codegen.numpy_tier import NumpyProgram
 from ..config import config
 from ..ir import Function
 from .executable import Executable, Interpreted
-from .pipeline import fusion_of, mixed_plan, optimized_of, plan_of
+from .pipeline import dump_log, fusion_of, mixed_plan, optimized_of, plan_of
 from .tiered import TieredProgram
 
 BACKENDS = ("numba", "numpy", "interpreter", "cuda")
 
 
-def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool = False):
+def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool = False,
+                   log=None):
     """The compiled program of ``fn`` (of its ``plan``, if built already); with
     ``in_process_only``, None unless every kernel is compiled in this process already."""
     if plan is None:
-        plan = plan_of(fn)
+        plan = plan_of(fn, log=log)
     fusion = plan.fusion
     program = compile_plan(plan, in_process_only)
     if program is None:
@@ -40,15 +41,15 @@ def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool
     return Executable(fn, program, str(fusion))
 
 
-def _numpy_program(fn: Function, optimized: Function | None = None):
-    program = NumpyProgram(optimized if optimized is not None else optimized_of(fn))
+def _numpy_program(fn: Function, optimized: Function | None = None, log=None):
+    program = NumpyProgram(optimized if optimized is not None else optimized_of(fn, log))
     program.function = fn
     return program
 
 
-def _cuda_program(fn: Function, device_results: bool = False):
+def _cuda_program(fn: Function, device_results: bool = False, log=None):
     from ..codegen.cuda import CudaProgram
-    program = CudaProgram(fn, fusion_of(fn), device_results=device_results)
+    program = CudaProgram(fn, fusion_of(fn, log=log), device_results=device_results)
     if "source" in config.dump:
         print(f"== source @{fn.name} ==\n{program.source}", file=sys.stderr)
     return program
@@ -63,14 +64,14 @@ def _stages(fn: Function, plan: Plan) -> list:
     return stages
 
 
-def _tiered_program(fn: Function):
+def _tiered_program(fn: Function, log=None):
     """The compiled program at once if every kernel is compiled in this process already, else
     the NumPy tier while the kernels compile, or load from the disk cache, in the background.
     Even a warm disk cache is loaded in the background: loading 15 kernels (the MLP step) and
     SciPy's BLAS took 0.45 s, a first call on the NumPy tier 0.08-0.15 s (CNN step: 0.84-0.96
     against 0.62-0.84 s)."""
-    optimized = optimized_of(fn)
-    plan = plan_of(fn, optimized)
+    optimized = optimized_of(fn, log)
+    plan = plan_of(fn, optimized, log)
     ready = _numba_program(fn, plan, in_process_only=True)
     if ready is not None:
         return ready
@@ -83,19 +84,21 @@ def compile_function(fn: Function, backend: str | None = None, tiered: bool | No
                      device_results: bool = False):
     """The program running ``fn``. With ``tiered`` (default: ``config.tiered``), the "numba"
     backend answers on the NumPy tier at once while its kernels compile in the background.
-    ``device_results``: the "cuda" backend returns device arrays instead of NumPy arrays."""
+    ``device_results``: the "cuda" backend returns device arrays instead of NumPy arrays.
+    ``TRACEJIT_DUMP=passes`` prints each pass of the backend's pipeline as it runs."""
     backend = backend or config.backend
     tiered = config.tiered if tiered is None else tiered
     if "ir" in config.dump:
         print(f"== ir @{fn.name} ==\n{fn}", file=sys.stderr)
+    log = dump_log()
     if backend == "interpreter":
         return Interpreted(fn)
     if backend == "numpy":
-        return _numpy_program(fn)
+        return _numpy_program(fn, log=log)
     if backend == "numba":
-        return _tiered_program(fn) if tiered else _numba_program(fn)
+        return _tiered_program(fn, log) if tiered else _numba_program(fn, log=log)
     if backend == "cuda":
-        return _cuda_program(fn, device_results)
+        return _cuda_program(fn, device_results, log)
     raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
 
 

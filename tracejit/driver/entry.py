@@ -1,12 +1,13 @@
 """One cache entry of a jitted function: the trace and the program running it, the results
-given back in the shape the user's function returned them, and the new values of arguments the
-function wrote into copied back into the caller's arrays (as running it eagerly would)."""
+given back in the shape the user's function returned them, the new values of arguments the
+function wrote into copied back into the caller's arrays, and what it did to the dicts and
+lists among its arguments done to the caller's (as running it eagerly would)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..tracer.arguments import is_device_array
-from ..tracer.pytree import set_leaves, unflatten
+from ..tracer.pytree import unflatten
 from ..tracer.trace_function import Traced
 
 
@@ -23,11 +24,11 @@ class CompiledEntry:
         self._scalar = [r.type.shape == () for r in traced.function.results]
         self._n = traced.n_results
         self._written = list(zip(traced.written, traced.written_names))
-        self._stored = traced.stored
+        self._containers = traced.containers
         self._returns_written = list(traced.returns_written.items())
         # One array result (the common case): skip the pytree rebuild on every call.
         self._single = (traced.out_tree.kind == "leaf" and not self._scalar[0]
-                        and not self._written and not self._stored)
+                        and not self._written and self._containers is None)
         self._guarded_of = self._guarded = None
 
     @property
@@ -54,15 +55,11 @@ class CompiledEntry:
             return outs[0]
         if self._written:
             outs = self._write_back(leaves, outs)
-        if self._stored:
-            self._store_into(tree, outs[self._n + len(self._written):])
+        if self._containers is not None:
+            # After every call, not just the traced one: the trace ran on copies of the
+            # containers (tracer/container_writes.py).
+            self._containers.apply(tree, leaves, outs[self._n + len(self._written):])
         return self._rebuild(outs)
-
-    def _store_into(self, tree, values):
-        """The function replaced entries of dicts or lists among its arguments
-        (``state["m"] = v``): the caller's containers get the new values, as eagerly."""
-        set_leaves(tree, {i: value[()] if value.ndim == 0 else value
-                          for i, value in zip(self._stored, values)})
 
     def _rebuild(self, outs):
         outs = [o[()] if s else o for o, s in zip(outs[:self._n], self._scalar)]

@@ -1,12 +1,14 @@
 """``jit(f).lower(*args)``: the program at each stage, as text, for debugging."""
 from __future__ import annotations
 
-from .pipeline import fusion_of
+from ..ir.passes import PassLog
+from .pipeline import fusion_of, optimized_of, plan_of
 
 
 class Lowered:
     def __init__(self, entry):
         self._entry = entry
+        self._passes = None
 
     @property
     def function(self):
@@ -25,6 +27,22 @@ class Lowered:
         if text is None:
             text = str(fusion_of(self.function))
         return text
+
+    @property
+    def passes(self):
+        """What each pass did, in order: a ``PassLog`` (a list) of ``PassRecord``s, each with
+        ``name`` (inline, simplify, fold, cse, dce per round; then fuse and arena),
+        ``function`` (``@f``, or ``@f/3:scan_body`` for a region), ``round``, ``ops_before``,
+        ``ops_after`` and ``details`` (simplify: ``patterns`` fired by name; fold: ``folded``;
+        cse: ``merged``; dce: ``removed``; fuse: ``groups`` and their ``kinds``; arena:
+        ``arena_bytes``, ``buffers``, ``peak_bytes``...). ``print`` it for one line a pass, as
+        ``TRACEJIT_DUMP=passes`` prints. The passes are run again here on the traced
+        Function (they are deterministic), through the compiled backend's pipeline."""
+        if self._passes is None:
+            log = PassLog()
+            plan_of(self.function, optimized_of(self.function, log), log)
+            self._passes = log
+        return self._passes
 
     @property
     def source(self) -> str:

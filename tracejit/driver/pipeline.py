@@ -1,11 +1,19 @@
 """The one place that says which IR passes run before code generation, and how a Function
 becomes a Plan: every backend, ``lower``, benchmark and test builds its IR through here, so
-that adding or reordering a pass changes them all at once."""
+that adding or reordering a pass changes them all at once.
+
+Each step takes an optional ``PassLog`` (ir/passes/pass_log.py) and records into it: the
+optimizer's passes, ``fuse`` (groups by kind) and the plan's ``arena`` (bytes planned, peak
+live bytes). ``dump_log()`` is the log that ``TRACEJIT_DUMP=passes`` prints."""
 from __future__ import annotations
 
+from collections import Counter
+
 from ..codegen import Plan
+from ..config import config
 from ..ir import Function
-from ..ir.passes import Fusion, fuse, optimize
+from ..ir.passes import Fusion, PassLog, fuse, optimize
+from ..ir.passes.liveness import liveness, nbytes
 
 # The "mixed" stage of a tiered program: loop groups of at most this many elements run on
 # NumPy while the large groups' kernels are compiled first. Used when it leaves at most
@@ -16,20 +24,48 @@ MIXED_GROUP_MAX = 2048
 MIXED_SHARE = 0.6
 
 
-def optimized_of(fn: Function) -> Function:
+def dump_log() -> PassLog | None:
+    """A log printing each pass as it runs, if ``TRACEJIT_DUMP`` names ``passes`` (with the
+    IR after each: ``passes+ir``); else None, and nothing is recorded."""
+    if "passes+ir" in config.dump:
+        return PassLog(echo=True, ir=True)
+    if "passes" in config.dump:
+        return PassLog(echo=True)
+    return None
+
+
+def optimized_of(fn: Function, log: PassLog | None = None) -> Function:
     """The Function after the passes that keep it one Function (what the NumPy tier runs)."""
-    return optimize(fn)
+    return optimize(fn, log=log)
 
 
-def fusion_of(fn: Function, optimized: Function | None = None) -> Fusion:
+def fusion_of(fn: Function, optimized: Function | None = None,
+              log: PassLog | None = None) -> Fusion:
     """The Function after every pass, grouped into kernels (``optimized``: ``optimized_of(fn)``
     if computed already)."""
-    return fuse(optimize(fn) if optimized is None else optimized)
+    optimized = optimized_of(fn, log) if optimized is None else optimized
+    fusion = fuse(optimized)
+    if log is not None:
+        kinds = Counter(g.kind for g in fusion.groups)
+        log.add("fuse", f"@{fn.name}", len(optimized.ops), len(fusion.function.ops),
+                {"groups": len(fusion.groups), "kinds": dict(kinds),
+                 "broadcast_copies": len(fusion.function.ops) - len(optimized.ops)},
+                result=fusion)
+    return fusion
 
 
-def plan_of(fn: Function, optimized: Function | None = None) -> Plan:
+def plan_of(fn: Function, optimized: Function | None = None,
+            log: PassLog | None = None) -> Plan:
     """The plan of the compiled program of ``fn``: its kernels and its entry's source."""
-    return Plan(fusion_of(fn, optimized))
+    plan = Plan(fusion_of(fn, optimized, log))
+    if log is not None:
+        n = len(plan.fn.ops)
+        log.add("arena", f"@{fn.name}", n, n,
+                {"arena_bytes": plan.arena_bytes or 0, "buffers": len(plan.scratch),
+                 "unpacked_bytes": sum(nbytes(v) for v, *_ in plan.scratch),
+                 "peak_bytes": liveness(plan.fn).peak_bytes, "kernels": len(plan.kernels)},
+                changed=False)
+    return plan
 
 
 def mixed_plan(plan: Plan) -> Plan | None:

@@ -40,6 +40,8 @@ def _tree_changes(old, new, path: str) -> list[tuple[str, str]]:
     """Where two pytree structures differ: (path, what changed), for retrace explanations."""
     if old == new:
         return []
+    if old.kind == "static" and new.kind == "static":      # a str (bytes, enum) leaf changed
+        return [(path, f"static value {old.aux[1]!r} -> {new.aux[1]!r}")]
     if old.kind is BoundSelf and new.kind is BoundSelf and old.aux[1] == new.aux[1]:
         a, b = dict(old.aux[2]), dict(new.aux[2])
         out = [(f"{path}.{k}", f"static attribute {a.get(k)!r} -> {b.get(k)!r}")

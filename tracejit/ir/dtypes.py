@@ -1,8 +1,11 @@
 """Element types of the IR.
 
-Dtypes are an open registry (``register_dtype``) rather than a closed enum, so that float16 or
-bfloat16 can be added later without touching every stage. Promotion is delegated to NumPy 2
-(NEP 50): the IR never invents its own rules, so traced code returns the dtypes NumPy would.
+Dtypes are an open registry (``register_dtype``) rather than a closed enum, so that a dtype
+(float16; bfloat16 later) is added without touching every stage. Promotion is delegated to
+NumPy 2 (NEP 50): the IR never invents its own rules, so traced code returns the dtypes NumPy
+would (float16 + float32 -> float32, float16 + a Python float -> float16). How kernels hold a
+dtype NumPy has and Numba's CPU target has not (float16) is codegen's business
+(codegen/representation.py), not the IR's.
 """
 from __future__ import annotations
 
@@ -68,6 +71,7 @@ uint8 = register_dtype("uint8", "u8", "u")
 uint16 = register_dtype("uint16", "u16", "u")
 uint32 = register_dtype("uint32", "u32", "u")
 uint64 = register_dtype("uint64", "u64", "u")
+float16 = register_dtype("float16", "f16", "f")
 float32 = register_dtype("float32", "f32", "f")
 float64 = register_dtype("float64", "f64", "f")
 

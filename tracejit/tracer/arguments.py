@@ -49,8 +49,9 @@ def abstract_leaf(leaf, path: str = "") -> tuple[TensorType, bool]:
         return TensorType(_argument_dtype(np.dtype(leaf.dtype), name), tuple(leaf.shape)), False
     raise call_error(
         f"tracejit: argument {name} has type {type(leaf).__name__}, which is not an array.",
-        "pass NumPy arrays, Python numbers, or tuples/lists/dicts of them; mark other "
-        "arguments static with static_argnums=... or static_argnames=...")
+        "pass NumPy arrays, Python numbers, or tuples/lists/dicts of them (strings, bytes "
+        "and enum members in them are static values already); mark other arguments static "
+        "with static_argnums=... or static_argnames=...")
 
 
 def is_device_array(x) -> bool:

@@ -1,18 +1,25 @@
 """Pytrees: nested tuples, lists, dicts and None (and registered classes) holding array leaves.
 
 Dict keys are sorted, as in JAX, so the structure does not depend on insertion order.
+Strings, bytes and enum members are static values, not leaves: part of the structure (so of
+jit's cache key) by value, handed to the function as themselves, as torch.compile treats them:
+code branches on ``params["mode"] == "train"`` in Python, and a tracer there could not.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Callable
 
 _NODES: dict[type, tuple[Callable, Callable]] = {}
 # For nodes whose unflatten builds an object of another type (a jitted method's ``self``):
 # wrap(obj) -> the node again, and set_child(node, i, value), which stores child i into the
-# caller's object (how stores into it reach the caller; see trace_function.py).
+# caller's object (how stores into it reach the caller; see container_writes.py).
 _WRAP: dict[type, Callable] = {}
 _SET_CHILD: dict[type, Callable] = {}
+# Static values (see above); their node is TreeDef("static", (type, value), ()). The type is
+# kept so that values equal across types (an IntEnum member and another's) stay apart.
+STATIC_TYPES = (str, bytes, enum.Enum)
 
 
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
@@ -28,8 +35,9 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
 
 @dataclass(frozen=True)
 class TreeDef:
-    kind: Any             # "leaf", "none", tuple, list, dict, a namedtuple or registered class
-    aux: Any              # dict keys, namedtuple type, or the registered class's aux data
+    kind: Any             # "leaf", "none", "static", tuple, list, dict, a namedtuple or
+                          # registered class
+    aux: Any              # dict keys, (type, value) of a static, or a registered class's aux
     children: tuple["TreeDef", ...]
 
     @property
@@ -43,6 +51,8 @@ class TreeDef:
             return "*"
         if self.kind == "none":
             return "None"
+        if self.kind == "static":
+            return repr(self.aux[1])
         inner = ", ".join(str(c) for c in self.children)
         if self.kind is dict:
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.aux, self.children)) + "}"
@@ -73,6 +83,8 @@ def _children(obj):
     if t is dict:
         keys = sorted(obj)
         return dict, tuple(keys), [obj[k] for k in keys], [f"[{k!r}]" for k in keys]
+    if isinstance(obj, STATIC_TYPES):
+        return "static", (t, obj), [], []
     return None
 
 
@@ -110,6 +122,8 @@ def _unflatten(td: TreeDef, it):
         return next(it)
     if td.kind == "none":
         return None
+    if td.kind == "static":
+        return td.aux[1]
     children = [_unflatten(c, it) for c in td.children]
     if td.kind is dict:
         return dict(zip(td.aux, children))
@@ -120,47 +134,47 @@ def _unflatten(td: TreeDef, it):
     return td.kind(*children)  # namedtuple
 
 
-def set_leaves(tree, values: dict) -> None:
-    """Put ``values[i]`` in place of leaf number ``i`` (in flatten's order) in the dict, list or
-    registered node holding it: how a jitted function's stores into its arguments' containers
-    reach the caller's. Every place is found before any is written, since a write can change
-    how a node flattens."""
-    places, count = [], 0
-
-    def walk(obj) -> None:
-        nonlocal count
-        kind, aux, children, _ = _children(obj)
-        for pos, child in enumerate(children):
-            if _children(child) is not None:
-                walk(child)
-                continue
-            if count in values:
-                if kind not in (dict, list) and kind not in _SET_CHILD:
-                    raise TypeError(f"leaf {count} is held by an immutable {kind}")
-                places.append((obj, kind, aux, pos, values[count]))
-            count += 1
-
-    walk(tree)
-    for obj, kind, aux, pos, value in places:
-        if kind is dict:
-            obj[aux[pos]] = value
-        elif kind is list:
-            obj[pos] = value
-        else:
-            _SET_CHILD[kind](obj, pos, value)
+def node_of(obj):
+    """What flatten sees in ``obj``: ``(kind, aux, children, child key names)`` for a node,
+    with kind "none" or "static" for None and static values; None for a leaf."""
+    return _children(obj)
 
 
-def rewrap(tree, treedef: TreeDef):
-    """``tree`` as unflattened from ``treedef`` and then used, with the objects that registered
-    nodes unflattened into wrapped again, so that it flattens like the original."""
-    if treedef.kind in _WRAP:
-        return _WRAP[treedef.kind](tree)
-    if treedef.kind in (tuple, list) and type(tree) is treedef.kind \
-            and len(tree) == len(treedef.children):
-        return treedef.kind(rewrap(c, td) for c, td in zip(tree, treedef.children))
-    if treedef.kind is dict and type(tree) is dict and tuple(sorted(tree)) == treedef.aux:
-        return {k: rewrap(tree[k], td) for k, td in zip(treedef.aux, treedef.children)}
-    return tree
+def nodes(tree, treedef: TreeDef | None = None) -> list[tuple]:
+    """``(object, kind, aux, children, path)`` of every node of ``tree`` that holds children
+    (not None or static values), parents first, in flatten's order. Two trees of one
+    structure number their nodes alike: how jit finds the caller's container that a trace's
+    copy of it stood for (container_writes.py). Given the ``treedef`` that ``tree`` was
+    unflattened from, objects that registered nodes unflattened into (a method's ``self``)
+    are wrapped into the node again."""
+    out = []
+
+    def walk(obj, td, path: str) -> None:
+        if td is not None and td.kind in _WRAP and type(obj) is not td.kind:
+            obj = _WRAP[td.kind](obj)
+        node = _children(obj)
+        if node is None or node[0] in ("none", "static"):
+            return
+        kind, aux, children, keys = node
+        out.append((obj, kind, aux, children, path))
+        tds = td.children if td is not None else (None,) * len(children)
+        for child, child_td, key in zip(children, tds, keys):
+            walk(child, child_td, path + key)
+
+    walk(tree, treedef, "")
+    return out
+
+
+def child_setter(kind) -> Callable | None:
+    """``set_child(node, i, value)`` of a registered node kind that can store a child into the
+    caller's object (a jitted method's ``self``), or None."""
+    return _SET_CHILD.get(kind)
+
+
+def build_node(kind, aux, children: list):
+    """A node of ``kind`` (a tuple, namedtuple or registered class) holding ``children``, as
+    unflatten builds it."""
+    return _unflatten(TreeDef(kind, aux, (LEAF,) * len(children)), iter(children))
 
 
 def tree_map(f, tree, *rest):

@@ -2,17 +2,19 @@
 results results; and ``inline``, which emits a Function's ops into the current trace."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
 from ..ir import Function, verify
 from ..ir.passes import dce
 from .arguments import abstract_leaf
+from .container_writes import ContainerWrites, first_change, record, snapshot
 from .errors import unsupported
 from .leaks import check_no_leaks
 from .numpy.patches import numpy_sees_tracers
 from .numpy.lifting import convert, lift, trace_of
-from .pytree import TreeDef, flatten, flatten_with_paths, rewrap, unflatten
+from .pytree import TreeDef, flatten, flatten_with_paths, unflatten
 from .trace_state import Trace
 from .tracer import Tracer
 
@@ -37,16 +39,19 @@ class Traced:
     # Function's last results, after the user's, for the caller to copy back.
     written: list = field(default_factory=list)
     written_names: list = field(default_factory=list)
-    # Argument leaves held by a dict or list that the function replaced (state["m"] = v):
-    # their new values follow the written ones, for the caller to store into its containers.
-    stored: list = field(default_factory=list)
+    # What the function did to the dicts and lists among its arguments (state["m"] = v, a new
+    # key, l.append(x)), for the caller to do to its own after each call; the values it needs
+    # from the program are the Function's last results, after the written ones.
+    containers: ContainerWrites | None = None
     # result index -> k: the function returned the argument leaf written[k] itself
     returns_written: dict = field(default_factory=dict)
 
     @property
     def n_results(self) -> int:
-        """How many of the Function's results are the user's (then ``written``, ``stored``)."""
-        return len(self.function.results) - len(self.written) - len(self.stored)
+        """How many of the Function's results are the user's (then ``written``, then the
+        values for ``containers``)."""
+        return (len(self.function.results) - len(self.written)
+                - (self.containers.n_values if self.containers else 0))
 
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
@@ -54,7 +59,8 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
-    function wrote into back to them (jit); otherwise such a write is an error."""
+    function wrote into back to them, and changes its containers as the function changed the
+    arguments' (jit); otherwise either is an error."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
     names = [_rename(p, arg_names) for p in paths]
     with Trace(name) as tr:
@@ -64,14 +70,18 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
             tracers.append(Tracer(tr.builder.param(t, _param_name(nm)), tr, weak))
         originals = [t._val for t in tracers]
         a, k = unflatten(in_tree, tracers)
+        before = snapshot((a, k), in_tree)
         with numpy_sees_tracers():
             out = fn(*a, **k)
-        stored, stored_values = _stores_into_containers((a, k), in_tree, tracers, tr)
+        rename = functools.partial(_rename, arg_names=arg_names)
         out_leaves, out_tree = flatten(out)
         results = [lift(x, tr) for x in out_leaves]
         check_no_leaks(tr, [(n, x) for n, x in zip(arg_names or (), args) if x is not None]
                        + [(f"args[{i}]", x) for i, x in enumerate(args[len(arg_names or ()):])]
                        + [(n, x) for n, x in kwargs.items()] + list(roots))
+        changed = first_change(before, rename)
+        containers, container_values = (record(before, tracers, tr, rename)
+                                        if changed and writes_back else (None, []))
     first: dict = {}
     repeats = {}
     for i, x in enumerate(out_leaves):
@@ -79,29 +89,21 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
         if j != i and isinstance(x, Tracer):
             repeats[i] = j
     written = [i for i, (t, v) in enumerate(zip(tracers, originals)) if t._val is not v]
-    if (written or stored) and not writes_back:
-        what = (f"writes into its argument {names[written[0]]} (x[i] = v, x += y, out=x)"
-                if written else f"stores a new value into its argument {names[stored[0]]}")
-        raise unsupported(f"a function that {what} under grad/vjp/jvp or checkpoint",
+    if written and not writes_back:
+        raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
+                          " = v, x += y, out=x) under grad/vjp/jvp or checkpoint",
                           "write into a copy (x = x.copy() first) or return the new value")
+    if changed and not writes_back:
+        raise unsupported(f"a function that {changed} under grad/vjp/jvp or checkpoint",
+                          "change a copy (d = dict(d), l = list(l) first) or return the new "
+                          "value")
     returns_written = {i: written.index(j) for i, x in enumerate(out_leaves)
                        for j in written if x is tracers[j]}
     values = ([r._value for r in results] + [tracers[i]._value for i in written]
-              + [v._value for v in stored_values])
+              + [v._value for v in container_values])
     function = verify(dce(tr.finish(values)))
     return Traced(function, out_tree, [r._weak for r in results], tr.captured, repeats,
-                  written, [names[i] for i in written], stored, returns_written)
-
-
-def _stores_into_containers(tree, in_tree, tracers, tr):
-    """The argument leaves whose dict or list entry the function replaced, and their new
-    values. Only where the arguments keep their structure (a method's ``self`` is rebuilt
-    as a copy, and new keys have no leaf to name)."""
-    leaves, tree_now = flatten(rewrap(tree, in_tree))
-    if tree_now != in_tree:
-        return [], []
-    stored = [i for i, (x, t) in enumerate(zip(leaves, tracers)) if x is not t]
-    return stored, [lift(leaves[i], tr) for i in stored]
+                  written, [names[i] for i in written], containers, returns_written)
 
 
 def _rename(path: str, arg_names: list[str] | None) -> str:

@@ -29,6 +29,18 @@ def use_numpy_layer(methods: dict) -> None:
     vars(_numpy).update(methods)
 
 
+class DeferredOperand:
+    """Base of the operand types that Tracer's binary operators and NumPy protocols leave to:
+    given one, they return NotImplemented, so that Python (or NumPy) calls the operand's own
+    method. A boolean-mask selection ``x[mask]`` (numpy/masked.py) is one: ``t * x[mask]``
+    means something only the selection knows, and is not a Tracer operand."""
+    __slots__ = ()
+
+    def operand_refusal(self) -> Exception:
+        """The error where it is taken for an array anyway (lifted into the trace)."""
+        raise NotImplementedError
+
+
 class Tracer:
     __slots__ = ("_val", "_trace", "_weak", "_loc", "_view", "_cell", "__weakref__")
     __array_priority__ = 1000
@@ -323,3 +335,22 @@ class Tracer:
     def take(self, indices, axis=None):
         return _numpy.take(self, indices, axis)
 
+
+
+def _deferring(method):
+    """``method`` (a binary operator), returning NotImplemented for a DeferredOperand."""
+    def binary(self, o):
+        if isinstance(o, DeferredOperand):
+            return NotImplemented
+        return method(self, o)
+    binary.__name__ = binary.__qualname__ = method.__name__
+    return binary
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "divmod"):
+    for _dunder in (f"__{_name}__", f"__r{_name}__"):
+        setattr(Tracer, _dunder, _deferring(getattr(Tracer, _dunder)))
+for _dunder in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+    setattr(Tracer, _dunder, _deferring(getattr(Tracer, _dunder)))
+del _name, _dunder

@@ -35,7 +35,7 @@ from ...ir import ops
 from ...ir.passes.fusion import FusionGroup, is_reduction
 from .. import emitters
 from .. import kernel as _cpu_kernel  # noqa: F401  (registers the layout ops' index rules)
-from ..emitters import lit, np_name
+from ..representation import lit, scalar_type
 from ..kernel import is_scalar_constant
 from ..source import KernelNames
 from ..reduction import Reductions
@@ -306,7 +306,7 @@ class CudaKernel(KernelNames):
             if kind in ("argmax", "argmin"):
                 self.acc[op] = self.put(f"sh{acc}_i[0]", prefix="red")
             else:
-                self.acc[op] = self.put(f"{np_name(op.result.dtype)}(sh{acc}[0])", prefix="red")
+                self.acc[op] = self.put(f"{scalar_type(op.result.dtype)}(sh{acc}[0])", prefix="red")
         self.lines.append("cuda.syncthreads()")     # all have read [0] before the next writes
         return info
 
@@ -389,7 +389,7 @@ class CudaKernel(KernelNames):
         iM, iN = self.var[nb], self.var[nb + 1]
         # float products accumulate in their dtype, as BLAS does; integers in int64, cast
         # (wrapping as NumPy's int32 matmul does) at the end
-        acc_init = f"{np_name(g.head.result.dtype)}(0)" if g.head.result.dtype.is_float else "0"
+        acc_init = f"{scalar_type(g.head.result.dtype)}(0)" if g.head.result.dtype.is_float else "0"
         body = [f"ta = cuda.shared.array(({T}, {T}), {dt})",
                 f"tb = cuda.shared.array(({T}, {T}), {dt})",
                 "tx = cuda.threadIdx.x", "ty = cuda.threadIdx.y",
@@ -418,7 +418,7 @@ class CudaKernel(KernelNames):
                                        "cuda.syncthreads()"]
                     self.lines.append(f"if {iM} < {sM} and {iN} < {sN}:")
                     with self.scope():
-                        self.mm = self.put(f"{np_name(g.head.result.dtype)}(acc)", prefix="mm")
+                        self.mm = self.put(f"{scalar_type(g.head.result.dtype)}(acc)", prefix="mm")
                         for v in g.outputs:
                             self.lines.append(self.store(v, tuple(self.var), self.outnames[v]))
         return body + self.lines, (tiles_n, tiles_m, batch), (T, T)
@@ -446,10 +446,10 @@ def _init(kind: str, dtype) -> str:
     if kind in ("reduce_max", "argmax"):
         if dtype.is_int or dtype.is_unsigned:
             return lit(dtype, np.iinfo(dtype.np).min)
-        return f"{np_name(dtype)}(-np.inf)"
+        return f"{scalar_type(dtype)}(-np.inf)"
     if dtype.is_int or dtype.is_unsigned:
         return lit(dtype, np.iinfo(dtype.np).max)
-    return f"{np_name(dtype)}(np.inf)"
+    return f"{scalar_type(dtype)}(np.inf)"
 
 
 def _combine(kind: str, dtype, acc: str, v: str) -> str:

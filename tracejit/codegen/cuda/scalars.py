@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...ir import ops
 from .. import emitters
-from ..emitters import lit, np_name
+from ..representation import lit, scalar_type
 from .devicelib import call
 
 NO_DEVICE_RULE = {ops.gammaln: "SciPy's gammaln is compiled for the CPU only",
@@ -32,29 +32,29 @@ def _t(op):
 
 
 def _unary(op, a):
-    return f"{np_name(_t(op))}({call(_UNARY[op.opdef], a)})"
+    return f"{scalar_type(_t(op))}({call(_UNARY[op.opdef], a)})"
 
 
 def _binary(op, a, b):
-    return f"{np_name(_t(op))}({call(_BINARY[op.opdef], a, b)})"
+    return f"{scalar_type(_t(op))}({call(_BINARY[op.opdef], a, b)})"
 
 
 def _logistic(op, a):
     t = _t(op)
-    return f"({lit(t, 1)} / ({lit(t, 1)} + {np_name(t)}({call('exp', '-' + a)})))"
+    return f"({lit(t, 1)} / ({lit(t, 1)} + {scalar_type(t)}({call('exp', '-' + a)})))"
 
 
 def _logaddexp(op, a, b):
     """NumPy's npy_logaddexp: exact at equal operands (infinities too), NaN-propagating."""
     t = _t(op)
-    tail = f"{np_name(t)}({call('log1p', np_name(t) + '(' + call('exp', f'-abs({a} - {b})') + ')')})"
+    tail = f"{scalar_type(t)}({call('log1p', scalar_type(t) + '(' + call('exp', f'-abs({a} - {b})') + ')')})"
     return (f"(({a} + {lit(t, 0.6931471805599453)}) if {a} == {b} else "
             f"(({a} if {a} > {b} else {b}) + {tail}))")
 
 
 def _fmod(op, a, b):
     if _t(op).is_float:
-        return f"{np_name(_t(op))}({call('fmod', a, b)})"
+        return f"{scalar_type(_t(op))}({call('fmod', a, b)})"
     return emitters.RULES[ops.fmod][1](op, a, b)
 
 
@@ -62,7 +62,7 @@ def _sign(op, a):
     """Integers: the CPU rule subtracts two bools, which NumPy's bool (the simulator) refuses."""
     if _t(op).is_float:
         return emitters.RULES[ops.sign][1](op, a)
-    return f"{np_name(_t(op))}((1 if {a} > 0 else 0) - (1 if {a} < 0 else 0))"
+    return f"{scalar_type(_t(op))}((1 if {a} > 0 else 0) - (1 if {a} < 0 else 0))"
 
 
 RULES.update({od: _unary for od in _UNARY})

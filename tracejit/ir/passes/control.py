@@ -16,13 +16,13 @@ from ..graph import Function
 from .patterns import pattern
 
 
-@pattern(ops.cond, inner=ops.constant)
+@pattern(ops.cond, inner=ops.constant, name="cond-constant-index")
 def _(rw, op, index, ctx):
     k = int(np.clip(int(index.op.attrs["value"]), 0, len(op.regions) - 1))
     return rw.splice(op.regions[k], [rw.get(v) for v in op.operands[1:]])
 
 
-@pattern(ops.cond)
+@pattern(ops.cond, name="cond-one-branch")
 def _(rw, op, index, ctx):
     if len(op.regions) != 1:
         return None
@@ -33,7 +33,7 @@ def _unused(v, ctx) -> bool:
     return v not in ctx.results and not ctx.users.get(v)
 
 
-@pattern(ops.scan)
+@pattern(ops.scan, name="scan-unused")
 def _(rw, op, x, ctx):
     (body,) = op.regions
     n, m = op.attrs["consts"], op.attrs["carries"]

@@ -12,7 +12,8 @@ How a key's write becomes IR:
   ``where`` between the old value and the new part padded into place (both fuse);
 - integer-array keys: a ``scatter`` at the flat positions the key selects (computed at trace
   time when the key is constant; repeated positions keep the last write, as NumPy does);
-- a traced boolean mask: ``where(mask, v, x)`` (the value must broadcast over the selection).
+- a traced boolean mask: ``where(mask, v, x)`` (the value must broadcast over the selection,
+  or be a selection ``y[mask]`` under an equal mask: masked.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ..tracer import Tracer
 from .arithmetic import where as select
 from .indexing import getitem
 from .lifting import broadcast_to, constant, convert, emit, lift, reshape, trace_of
+from .masked import Selection, rows, same_mask
 from .rules import dt, has_tracer
 from .shapes import flip, iota, transpose
 
@@ -151,7 +153,8 @@ def _check_writable(x: Tracer, value) -> None:
 
 
 def _set_masked(x, keys, value):
-    """``x[mask] = v`` with a traced boolean mask: where(mask, v, x)."""
+    """``x[mask] = v`` with a traced boolean mask: where(mask, v, x); ``v`` a scalar, an array
+    of one element's shape, or a selection under an equal mask (its full-shape array)."""
     if len(keys) != 1:
         raise unsupported("a traced boolean mask combined with other indices in an "
                           "assignment", "apply the mask alone: x[mask] = v")
@@ -161,15 +164,24 @@ def _set_masked(x, keys, value):
                           f"the array's shape {x.shape}",
                           "the mask's shape must be the leading part of the array's")
     rest = x.shape[mask.ndim:]
-    v = lift(value, x._trace)
-    if v.ndim > len(rest) and v.size != 1:
-        raise unsupported("x[mask] = v with an array v of one value per selected element (its "
-                          "length depends on the data)",
-                          "write np.where(mask, new_values_full, x) with a full-size array")
-    if v.size == 1 and v.ndim > len(rest):
-        v = reshape(v, ())
-    selector = reshape(mask, mask.shape + (1,) * len(rest))
-    store(x, select(selector, fit(v, x), x))
+    if isinstance(value, Selection):
+        v = value.full      # x[m] = f(y[m]): full-shape, where it matters equal to NumPy's
+        if not same_mask(value.mask, mask):
+            raise value.refusal("z[mask] = x[other_mask], a selection under another mask "
+                                "(the elements would pair by position)")
+        if len(value.rest) != len(rest):
+            raise value.refusal(f"z[mask] = x[mask] of another rank (elements of shape "
+                                f"{value.rest} into elements of shape {rest})")
+    else:
+        v = lift(value, x._trace)
+        if v.ndim > len(rest) and v.size != 1:
+            raise unsupported("x[mask] = v with an array v of one value per selected element "
+                              "(its length depends on the data)",
+                              "write y[mask] with the same mask (x[mask] = f(y[mask])), or "
+                              "np.where(mask, new_values_full, x) with a full-size array")
+        if v.size == 1 and v.ndim > len(rest):
+            v = reshape(v, ())
+    store(x, select(rows(mask, len(rest)), fit(v, x), x))
 
 
 def _set_positions(x, key, value):

@@ -18,7 +18,8 @@ from ..errors import unsupported
 from ..views import fresh, link_readonly
 from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
                linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
-from . import conversion, finite_differences, padding, sorting
+from . import conversion, finite_differences, histogram, padding, sorting
+from .masked import Selection
 
 UFUNCS = {
     np.add: arithmetic.add, np.subtract: arithmetic.subtract,
@@ -133,6 +134,7 @@ FUNCTIONS = {
     np.take_along_axis: lambda arr, indices, axis: gather.take_along_axis(arr, indices, axis),
     # sorting, finite differences, conversions (np.array and its kin: see conversion.py)
     np.sort: sorting.sort, np.argsort: sorting.argsort, np.gradient: finite_differences.gradient,
+    np.histogram: histogram.histogram, np.histogram_bin_edges: histogram.histogram_bin_edges,
     np.array: conversion.array, np.asarray: conversion.asarray,
     np.asanyarray: conversion.asarray, np.ascontiguousarray: conversion.ascontiguousarray,
     np.repeat: gather.repeat, np.tile: gather.tile, np.roll: gather.roll,
@@ -192,6 +194,8 @@ def _ufunc(ufunc):
 
 
 def handle_ufunc(ufunc, method, inputs, kwargs):
+    if _has_selection(inputs + tuple(kwargs.values())):
+        return NotImplemented       # NumPy then calls Selection.__array_ufunc__ (masked.py)
     fn, name = _ufunc(ufunc)
     if method == "at":
         return assignment.ufunc_at(ufunc.__name__, *inputs)
@@ -235,6 +239,8 @@ def _ufunc_result(ufunc, fn, name, method, inputs, kwargs):
 
 
 def handle_function(func, args, kwargs):
+    if _has_selection(args + tuple(kwargs.values())):
+        return NotImplemented       # NumPy then calls Selection.__array_function__
     # like= dispatch passes the module attribute: during a trace, patches.py's wrapper
     func = getattr(func, "__tracejit_original__", func)
     fn = FUNCTIONS.get(func)
@@ -251,6 +257,12 @@ def handle_function(func, args, kwargs):
         return result
     return assignment.write_out(result, out, _name(func),
                                 "same_kind" if func in _UFUNC_OUT else "unsafe")
+
+
+def _has_selection(args) -> bool:
+    """Whether a boolean-mask selection is among the arguments (or in a list among them)."""
+    return any(isinstance(x, Selection) for a in args
+               for x in (a if isinstance(a, (list, tuple)) else (a,)))
 
 
 def _tracers(args, kwargs) -> list:

@@ -1,5 +1,6 @@
 """``x[key]`` on a Tracer: static basic indexing becomes slice/rev/reshape ops, integer-array
-indexing becomes a ``take`` (gather), following NumPy's rules for where the indexed axes go.
+indexing becomes a ``take`` (gather), following NumPy's rules for where the indexed axes go; a
+traced boolean mask alone gives a ``masked.Selection`` (its size depends on the data).
 
 Tracer.__getitem__ reaches ``getitem`` through the table the package registers (__init__.py).
 """
@@ -11,7 +12,8 @@ from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
 from ..views import fresh
 from .gather import gather_linear
-from .lifting import lift, reshape
+from .lifting import lift, reshape, trace_of
+from .masked import select
 from .rules import has_tracer
 from .shapes import flip, slice_, transpose
 
@@ -37,6 +39,12 @@ def _out_of_bounds(k, dim: int, n: int) -> IndexError:
 def getitem(x: Tracer, key):
     if not isinstance(key, tuple):
         key = (key,)
+    # x[i] with i of an inner trace (a loop body's index, x closed over): index in that trace,
+    # where x is a captured value
+    inner = trace_of(x, *(t for k in key for t in (k if isinstance(k, (list, tuple)) else (k,))
+                          if isinstance(t, Tracer)))
+    if inner is not x._trace:
+        x = lift(x, inner)
     # Static boolean masks become integer indices; traced masks have a data-dependent shape.
     expanded = []
     for k in key:
@@ -45,8 +53,11 @@ def getitem(x: Tracer, key):
         if isinstance(k, (list, tuple)) and has_tracer(k):
             k = lift(k, x._trace)       # x[[i, j]] with traced i, j: an index array
         if isinstance(k, Tracer) and k.dtype == np.bool_:
-            raise unsupported("indexing with a traced boolean mask (its result size depends on "
-                              "the data)", "use np.where(mask, x, 0) to keep the shape")
+            if len(key) == 1:
+                return select(x, k)     # a Selection: what never needs its size (masked.py)
+            raise unsupported("a traced boolean mask combined with other indices (the result's"
+                              " size depends on the data)", "index with the mask alone, "
+                              "x[mask], or keep the shape with np.where(mask, x, 0)")
         if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
             expanded.extend(np.nonzero(np.asarray(k)))
         elif isinstance(k, Tracer) and not np.issubdtype(k.dtype, np.integer):

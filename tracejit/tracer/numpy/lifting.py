@@ -78,6 +78,11 @@ def lift(x, trace: Trace | None = None) -> Tracer:
         check_alive(x)
         if x._trace is trace:
             return x
+        if x._trace.level > trace.level:
+            # a value of an inner trace (a loop body's) reaching an outer one: capturing it
+            # would make a parameter nobody passes, so the caller must pick the inner trace
+            raise RuntimeError("tracejit internal error: a value of an inner trace was used in "
+                               "an enclosing one; please report this with your code")
         return Tracer(trace.capture(x), trace, x._weak)
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         kind = dtypes.weak_kind_of(x)

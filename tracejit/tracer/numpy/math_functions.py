@@ -3,9 +3,9 @@ rounding, the NaN/inf tests, and the functions NumPy composes from them (fmax, l
 hypot, isclose, nan_to_num, round, ...). Also erf and sigmoid (the IR's logistic), which NumPy
 lacks; tracejit.lax is their public face.
 
-Integer inputs compute in NumPy's float for them (float_function_dtype: int16 -> float32,
-int32 -> float64; SciPy's erf and expit: float64); those NumPy would give float16 (bool, int8,
-uint8) are refused.
+Integer inputs compute in NumPy's float for them (float_function_dtype: bool, int8, uint8 ->
+float16, int16 -> float32, int32 -> float64). SciPy's erf and expit compute everything but
+float32 in float64 (their first loop is float64: float16 and integers give float64).
 """
 from __future__ import annotations
 
@@ -27,11 +27,10 @@ def _float_unary(opdef, name, scipy=False):
 
     def f(x):
         x = lift(x)
-        if dt(x).is_bool:
-            raise unsupported(f"np.{name} of a bool array (NumPy would return float16)",
-                              "convert it with .astype(np.float32) first")
-        if dt(x).is_int:
-            x = convert(x, dtypes.float64 if scipy else float_function_dtype(ufunc, x))
+        if scipy and dt(x) != dtypes.float32:
+            x = convert(x, dtypes.float64)
+        elif not dt(x).is_float:
+            x = convert(x, float_function_dtype(ufunc, x))
         return unary_op(opdef, x)
     return f
 

@@ -80,16 +80,24 @@ def _count(x: Tracer, axis) -> int:
 
 
 def mean(x, axis=None, keepdims=False, dtype=None):
+    """NumPy's: integers in float64; float16 summed and divided in float32, the mean rounded
+    to float16."""
     x = lift(x)
+    half = dtype is None and dt(x) == dtypes.float16
     d = requested_dtype(dtype) if dtype is not None else (
-        dt(x) if dt(x).is_float else dtypes.float64)
+        dtypes.float32 if half else dt(x) if dt(x).is_float else dtypes.float64)
     s = sum(convert(x, d, x._weak), axis, keepdims)
-    return true_divide(s, np.asarray(_count(x, axis), d.np))
+    out = true_divide(s, np.asarray(_count(x, axis), d.np))
+    return convert(out, dtypes.float16) if half else out
 
 
 def var(x, axis=None, keepdims=False, ddof=0):
+    """NumPy's: the mean of a float16 array here is its float16 sum divided in float16."""
     x = lift(x)
-    m = mean(x, axis, keepdims=True)
+    if dt(x) == dtypes.float16:
+        m = true_divide(sum(x, axis, keepdims=True), np.asarray(_count(x, axis), np.float16))
+    else:
+        m = mean(x, axis, keepdims=True)
     d = subtract(x if dt(x).is_float else convert(x, dtypes.float64), m)
     n = builtins.max(_count(x, axis) - ddof, 0)
     return true_divide(sum(multiply(d, d), axis, keepdims), np.asarray(n, dt(m).np))

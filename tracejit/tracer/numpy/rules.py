@@ -12,7 +12,7 @@ from ...ir import dtypes
 from ...ir import types as _types
 from ...ir.dtypes import DType
 from ..errors import numpy_error, unsupported
-from ..tracer import Tracer
+from ..tracer import DeferredOperand, Tracer
 
 
 def dt(x: Tracer) -> DType:
@@ -71,6 +71,8 @@ def abstract(x) -> tuple[DType, bool]:
 
 def operand_error(x):
     """The error for an operand NumPy semantics cannot hold under tracing."""
+    if isinstance(x, DeferredOperand):
+        return x.operand_refusal()      # a boolean-mask selection says what to write instead
     if isinstance(x, (str, bytes)):
         return unsupported(f"an operation of a traced array with the string {x!r} (NumPy "
                            "compares every element with it, or refuses the operation)",
@@ -97,8 +99,8 @@ _WEAK_TYPE = {"i": int, "u": int, "f": float}
 def float_function_dtype(ufunc: np.ufunc, *xs) -> DType:
     """The dtype of a NumPy float ufunc (exp, sqrt, arctan2, ...) of these operands, as the
     ufunc's own loop search gives it: each integer operand needs a float holding it exactly
-    (int16 -> float32, int32 -> float64; Python scalars weak). bool, int8 and uint8 operands
-    alone give float16, which tracejit does not hold: refused."""
+    (int16 -> float32, int32 -> float64; Python scalars weak); bool, int8 and uint8 operands
+    alone give float16, as in NumPy."""
     args = []
     for d, weak in map(abstract, xs):
         args.append(_WEAK_TYPE[d.kind] if weak and d.kind in _WEAK_TYPE else d.np)
@@ -106,10 +108,6 @@ def float_function_dtype(ufunc: np.ufunc, *xs) -> DType:
         out = ufunc.resolve_dtypes(tuple(args) + (None,) * ufunc.nout)[-1]
     except TypeError as e:              # NumPy has no loop for these operands
         raise numpy_error(TypeError, str(e), "convert the operands to float first") from None
-    if out == np.float16:
-        what = " and ".join(dict.fromkeys(abstract(x)[0].name for x in xs))
-        raise unsupported(f"np.{ufunc.__name__} of {what} (NumPy would return float16)",
-                          "convert to float first, e.g. x.astype(np.float32)")
     return dtypes.as_dtype(out)
 
 

@@ -1,0 +1,100 @@
+"""float16 storage against float32, compiled: what halving the bytes buys when every float16
+element is converted on load, each float16 op is rounded, and stores convert back
+(codegen/half.py). Run: ``python -m benchmarks half_precision``.
+
+Cases, each timed side by side in one run (timing.compare): the elementwise chain at
+N = 1e7 (issue #16's target: float16 at least 1.6x faster than float32), row softmax of
+4096 x 1024, and ``0.5 * x + y`` at 1e7 (a kernel bound by memory bandwidth alone, the most
+float16 storage can save); NumPy's own float16 and float32 beside them for scale. float16
+runs twice: with the CPU's F16C conversions (the default where the CPU has them) and with
+tracejit's own routines (``TRACEJIT_F16C=0``, codegen/half.py). Ratios are float32's time
+over float16's (above 1: float16 faster).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import tracejit as tj
+
+from .backend import chain, softmax, table
+from .timing import compare
+
+F16, F32 = np.float16, np.float32
+
+
+def _compiled(fn, *args, f16c: bool = True):
+    """``fn`` jitted without tiers, warmed up, its parallel kernels handed off natively;
+    ``f16c`` False: its float16 kernels convert with tracejit's routines."""
+    saved, tj.config.f16c = tj.config.f16c, f16c
+    try:
+        jitted = tj.jit(fn, tiered=False)
+        jitted(*args)
+    finally:
+        tj.config.f16c = saved
+    jitted.lower(*args)._entry.program.wait()
+    return lambda: jitted(*args)
+
+
+def _case(title: str, fn, make, nbytes_per_elem: int, n: int, repeat: int) -> dict:
+    rng = np.random.default_rng(0)
+    args32 = make(rng)
+    args16 = tuple(a.astype(F16) for a in args32)
+    fns = {"tracejit float16": _compiled(fn, *args16),
+           "tracejit f16 routines": _compiled(fn, *args16, f16c=False),
+           "tracejit float32": _compiled(fn, *args32),
+           "numpy float16": lambda: fn(*args16), "numpy": lambda: fn(*args32)}
+    med = compare(fns, repeat=repeat)
+    ref = fn(*(a.astype(np.float64) for a in args32))
+    notes = {}
+    for k, t in med.items():
+        bytes_per = nbytes_per_elem // (2 if "16" in k else 1)
+        notes[k] = f"{n * bytes_per / t / 1e9:6.1f} GB/s"
+    err16 = np.abs(fns["tracejit float16"]().astype(np.float64) - ref).max()
+    err32 = np.abs(fns["tracejit float32"]().astype(np.float64) - ref).max()
+    notes["tracejit float16"] += f"  max err {err16:.1e}"
+    notes["tracejit float32"] += f"  max err {err32:.1e}"
+    table(title, med, notes)
+    ratio = med["tracejit float32"] / med["tracejit float16"]
+    soft = med["tracejit float32"] / med["tracejit f16 routines"]
+    print(f"  float16 storage vs float32, compiled: {ratio:.2f}x with F16C, {soft:.2f}x with "
+          "tracejit's routines (above 1: float16 faster)")
+    return {"medians": med, "ratio": ratio, "ratio_routines": soft}
+
+
+def run_chain(n: int = 10 ** 7) -> dict:
+    # two inputs read, one output written: 12 bytes per element in float32
+    return _case(f"elementwise chain, N = {n:.0e}: float16 storage vs float32", chain,
+                 lambda rng: tuple(rng.standard_normal(n).astype(F32) for _ in range(2)),
+                 12, n, repeat=9)
+
+
+def run_softmax(rows: int = 4096, cols: int = 1024) -> dict:
+    # the row read twice (max, then exp and sum), the output written and read back once
+    return _case(f"row softmax {rows} x {cols}: float16 storage vs float32", softmax,
+                 lambda rng: (rng.standard_normal((rows, cols)).astype(F32),),
+                 16, rows * cols, repeat=15)
+
+
+def run_axpy(n: int = 10 ** 7) -> dict:
+    return _case(f"0.5 * x + y, N = {n:.0e} (bandwidth-bound): float16 storage vs float32",
+                 _axpy, lambda rng: tuple(rng.standard_normal(n).astype(F32) for _ in range(2)),
+                 12, n, repeat=15)
+
+
+def _axpy(x, y):
+    return 0.5 * x + y
+
+
+def main() -> dict:
+    print(f"float16 storage against float32 ({os.cpu_count()} CPUs)")
+    results = {"chain": run_chain(), "softmax": run_softmax(), "axpy": run_axpy()}
+    target = results["chain"]["ratio"]
+    print(f"\nissue #16 target, chain at 1e7: float16 >= 1.6x faster than float32: "
+          f"{target:.2f}x ({'met' if target >= 1.6 else 'not met'})")
+    return results
+
+
+if __name__ == "__main__":
+    main()

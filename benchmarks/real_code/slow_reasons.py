@@ -1,0 +1,39 @@
+"""Why a corpus case runs slower under jit than eagerly (issue 13: no ratio below 1.0x without
+a reason). Each reason was found by reading the case's program (``jit(f).lower(*args)``) and
+timing its parts; the categories say what tracejit would need to change.
+"""
+from __future__ import annotations
+
+# Below this NumPy time, the jitted call's own fixed cost decides the ratio: 4-6 us here to
+# check the arguments' dtypes and shapes, run the Python entry and hand back fresh arrays.
+FIXED_COST_US = 40
+
+LOOP = ("Python loop over elements or rows, unrolled into the trace: every iteration is its "
+        "own small kernels or BLAS calls, and each write x[i] = v is a where() over the whole "
+        "array (NumPy writes the element in place); needs in-place update-slice and fori_loop")
+SMALL_KERNELS = ("many small kernels per call (one per layout change or product): the "
+                 "Python entry's per-kernel cost exceeds NumPy's per-op cost at this size")
+VIEWS = ("NumPy returns a view (no copy); a jitted function returns a fresh array, since "
+         "results never alias the arguments")
+
+REASONS = {
+    # Python loops over array elements (NPBench's direct translations of C loops)
+    **dict.fromkeys(["npbench_seidel_2d", "npbench_cholesky", "npbench_lu", "npbench_ludcmp",
+                     "npbench_trmm", "npbench_correlation", "npbench_trisolv",
+                     "npbench_covariance", "npbench_gramschmidt", "npbench_symm",
+                     "npbench_durbin", "npbench_doitgen", "npbench_adi", "npbench_syrk",
+                     "npbench_syr2k", "cs231n_max_pool_forward_naive",
+                     "cs231n_conv_forward_naive", "npbench_deriche", "cs231n_rnn_forward",
+                     "min_char_rnn_loss_fun"], LOOP),
+}
+
+
+def slow_reason(row) -> str:
+    ratio, us = row.get("ratio"), row.get("numpy_us")
+    if not isinstance(ratio, float) or ratio >= 1.0:
+        return ""
+    if row["case"] in REASONS:
+        return REASONS[row["case"]]
+    if us is not None and us < FIXED_COST_US:
+        return f"fixed cost: NumPy takes {us:.0f} us, the jitted call's fixed cost is 4-6 us"
+    return "not explained yet"
