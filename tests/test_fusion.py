@@ -203,3 +203,21 @@ def test_values_reread_through_chains_of_layout_ops_are_not_fused_without_bound(
         assert rereads(g, inside) <= REREAD_MAX
     got = tracejit.jit(floyd_warshall, backend="numpy")(p.copy())
     np.testing.assert_array_equal(got, floyd_warshall(p.copy()))
+
+
+def test_a_value_a_stencil_reads_at_several_shifts_is_computed_once_not_per_read():
+    # NPBench hdiff: a Laplacian read at shifted indices was recomputed for each read inside
+    # one kernel (4x NumPy's work); now it is a kernel's output, read from memory like NumPy
+    def stencil(x):
+        lap = 4.0 * x[1:-1] - x[:-2] - x[2:]
+        return lap[1:] - lap[:-1]
+    x = np.arange(10.0)
+    fusion = _fusion(stencil, x)
+    assert len(fusion.groups) == 2
+    np.testing.assert_array_equal(tracejit.jit(stencil, backend="numpy")(x), stencil(x))
+
+
+def test_an_input_read_at_several_shifts_still_fuses_into_one_stencil_kernel():
+    def stencil(x):
+        return 4.0 * x[1:-1] - x[:-2] - x[2:]
+    assert _kinds(_fusion(stencil, np.arange(10.0))) == [("loop", 0)]

@@ -16,15 +16,36 @@ SMALL_KERNELS = ("many small kernels per call (one per layout change or product)
 VIEWS = ("NumPy returns a view (no copy); a jitted function returns a fresh array, since "
          "results never alias the arguments")
 
+SLICE_WRITES = ("each slice write x[a:b] = v is v's kernel, a pad of v done by NumPy, and a "
+                "where() kernel over the whole array: three passes where NumPy makes one "
+                "(the pad, a data-movement op, splits the fusion); needs an update-slice op")
+SAME_WORK = ("nothing to fuse: NumPy's own ops are the work (BLAS gemv/gemm and whole-matrix "
+             "passes in the same order), and each jitted kernel adds its hand-off cost")
+
 REASONS = {
-    # Python loops over array elements (NPBench's direct translations of C loops)
+    # Python loops over array elements or output positions (NPBench's and cs231n's direct
+    # translations of C loops; conv2d/lenet/resnet loop over output pixels)
     **dict.fromkeys(["npbench_seidel_2d", "npbench_cholesky", "npbench_lu", "npbench_ludcmp",
                      "npbench_trmm", "npbench_correlation", "npbench_trisolv",
                      "npbench_covariance", "npbench_gramschmidt", "npbench_symm",
                      "npbench_durbin", "npbench_doitgen", "npbench_adi", "npbench_syrk",
                      "npbench_syr2k", "cs231n_max_pool_forward_naive",
                      "cs231n_conv_forward_naive", "npbench_deriche", "cs231n_rnn_forward",
-                     "min_char_rnn_loss_fun"], LOOP),
+                     "min_char_rnn_loss_fun", "npbench_conv2d_bias", "npbench_lenet",
+                     "npbench_resnet", "npbench_fdtd_2d"], LOOP),
+    **dict.fromkeys(["npbench_jacobi_1d", "npbench_jacobi_2d", "npbench_heat_3d",
+                     "min_char_rnn_adagrad_update"], SLICE_WRITES),
+    **dict.fromkeys(["npbench_gesummv", "npbench_gemver", "npbench_atax", "npbench_bicg",
+                     "npbench_mvt", "cs231n_affine_backward",
+                     "numpy_ml_linear_regression_fit",
+                     "autograd_example_logistic_regression_loss"], SAME_WORK),
+    "npbench_hdiff": ("at parity (0.96-1.04x): four kernels' hand-offs; it was 0.38x while "
+                      "one fused kernel recomputed lap_field at each of its four shifted reads, "
+                      "which fusion no longer does"),
+    "cs231n_rnn_step_forward": ("two BLAS products as NumPy's, then float64 tanh in the "
+                                "epilogue: libm's scalar tanh against NumPy 2's SIMD loop"),
+    "picogpt_gelu": ("float64 tanh and x**3: the kernel calls libm's scalar tanh and pow, "
+                     "NumPy 2 runs SIMD loops for both"),
 }
 
 

@@ -25,11 +25,11 @@ BACKENDS = ("numba", "numpy", "interpreter", "cuda")
 
 
 def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool = False,
-                   log=None):
+                   log=None, remat=None):
     """The compiled program of ``fn`` (of its ``plan``, if built already); with
     ``in_process_only``, None unless every kernel is compiled in this process already."""
     if plan is None:
-        plan = plan_of(fn, log=log)
+        plan = plan_of(fn, log=log, remat=remat)
     fusion = plan.fusion
     program = compile_plan(plan, in_process_only)
     if program is None:
@@ -41,15 +41,15 @@ def _numba_program(fn: Function, plan: Plan | None = None, in_process_only: bool
     return Executable(fn, program, str(fusion))
 
 
-def _numpy_program(fn: Function, optimized: Function | None = None, log=None):
-    program = NumpyProgram(optimized if optimized is not None else optimized_of(fn, log))
+def _numpy_program(fn: Function, optimized: Function | None = None, log=None, remat=None):
+    program = NumpyProgram(optimized if optimized is not None else optimized_of(fn, log, remat))
     program.function = fn
     return program
 
 
-def _cuda_program(fn: Function, device_results: bool = False, log=None):
+def _cuda_program(fn: Function, device_results: bool = False, log=None, remat=None):
     from ..codegen.cuda import CudaProgram
-    program = CudaProgram(fn, fusion_of(fn, log=log), device_results=device_results)
+    program = CudaProgram(fn, fusion_of(fn, log=log, remat=remat), device_results=device_results)
     if "source" in config.dump:
         print(f"== source @{fn.name} ==\n{program.source}", file=sys.stderr)
     return program
@@ -64,13 +64,13 @@ def _stages(fn: Function, plan: Plan) -> list:
     return stages
 
 
-def _tiered_program(fn: Function, log=None):
+def _tiered_program(fn: Function, log=None, remat=None):
     """The compiled program at once if every kernel is compiled in this process already, else
     the NumPy tier while the kernels compile, or load from the disk cache, in the background.
     Even a warm disk cache is loaded in the background: loading 15 kernels (the MLP step) and
     SciPy's BLAS took 0.45 s, a first call on the NumPy tier 0.08-0.15 s (CNN step: 0.84-0.96
     against 0.62-0.84 s)."""
-    optimized = optimized_of(fn, log)
+    optimized = optimized_of(fn, log, remat)
     plan = plan_of(fn, optimized, log)
     ready = _numba_program(fn, plan, in_process_only=True)
     if ready is not None:
@@ -81,11 +81,13 @@ def _tiered_program(fn: Function, log=None):
 
 
 def compile_function(fn: Function, backend: str | None = None, tiered: bool | None = None,
-                     device_results: bool = False):
+                     device_results: bool = False, remat=None):
     """The program running ``fn``. With ``tiered`` (default: ``config.tiered``), the "numba"
     backend answers on the NumPy tier at once while its kernels compile in the background.
     ``device_results``: the "cuda" backend returns device arrays instead of NumPy arrays.
-    ``TRACEJIT_DUMP=passes`` prints each pass of the backend's pipeline as it runs."""
+    ``TRACEJIT_DUMP=passes`` prints each pass of the backend's pipeline as it runs.
+    ``remat``: "auto" or a policy recomputes cheap residuals (ir/passes/remat.py); the
+    interpreter runs the traced Function as it is, so it ignores it."""
     backend = backend or config.backend
     tiered = config.tiered if tiered is None else tiered
     if "ir" in config.dump:
@@ -94,11 +96,12 @@ def compile_function(fn: Function, backend: str | None = None, tiered: bool | No
     if backend == "interpreter":
         return Interpreted(fn)
     if backend == "numpy":
-        return _numpy_program(fn, log=log)
+        return _numpy_program(fn, log=log, remat=remat)
     if backend == "numba":
-        return _tiered_program(fn, log) if tiered else _numba_program(fn, log=log)
+        return (_tiered_program(fn, log, remat) if tiered
+                else _numba_program(fn, log=log, remat=remat))
     if backend == "cuda":
-        return _cuda_program(fn, device_results, log)
+        return _cuda_program(fn, device_results, log, remat)
     raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
 
 

@@ -17,6 +17,7 @@ from ..tracer.arguments import abstract_leaf
 from ..tracer.pytree import flatten, flatten_with_paths
 from ..tracer.trace_function import Traced, _rename, trace
 from ..tracer.tracer import Tracer
+from ..ir.passes.remat import check_mode
 from .backend import compile_function
 from .entry import CompiledEntry
 from .lowered import Lowered
@@ -31,8 +32,9 @@ _NOT_THIS_ENTRY = (TypeError, ArgumentMismatch)
 
 class JittedFunction:
     def __init__(self, fn, static_argnums=None, static_argnames=None, backend=None,
-                 tiered=None, device_results=False):
+                 tiered=None, device_results=False, remat="none"):
         functools.update_wrapper(self, fn)
+        self.remat = check_mode(remat)
         self.fn = fn
         self._sig = Signature(fn, static_argnums, static_argnames)
         self._backend = backend
@@ -121,7 +123,7 @@ class JittedFunction:
         traced = self._trace(static, dyn_args, dyn_kwargs)
         self.trace_count += 1
         program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
-                                   device_results=self._device_results)
+                                   device_results=self._device_results, remat=self.remat)
         entry = CompiledEntry(traced, program)
         self._cache[key] = entry
         self._retraces.keys.append(key)
@@ -133,7 +135,7 @@ class JittedFunction:
         with self._lock:
             entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves,
                                                           key)
-        return Lowered(entry)
+        return Lowered(entry, self.remat)
 
     def clear_cache(self):
         with self._lock:
@@ -170,21 +172,28 @@ class JittedFunction:
 
 
 def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None, tiered=None,
-        device=None, device_results=False):
+        device=None, device_results=False, remat="none"):
     """Compile ``fn`` by tracing it; usable as ``@jit`` or ``@jit(static_argnums=...)``.
 
     ``tiered`` (default ``config.tiered``, env TRACEJIT_TIERED): a new signature's first calls
     run on NumPy while its kernels compile in the background; ``tiered=False`` waits for the
     compiled kernels before the first call returns (benchmarks, reproducible runs).
     ``device="cuda"`` runs the fused kernels on a GPU (backend "cuda", codegen/cuda/); its
-    results are NumPy arrays, or device arrays with ``device_results=True``."""
+    results are NumPy arrays, or device arrays with ``device_results=True``.
+    ``remat``: "none" (default) keeps every value the backward pass of a gradient inside
+    ``fn`` reads; "auto" recomputes cheap elementwise ones there instead (from values alive
+    then anyway), lowering the arena's peak at some compute, bit for bit the same results; or
+    a callable ``policy(op) -> bool`` saying which IR ops (``op.opdef.name``,
+    ``op.opdef.category``) may be recomputed (ir/passes/remat.py). ``lower(...).remat`` tells
+    the bytes saved."""
+    check_mode(remat)
     if device not in (None, "cpu", "cuda"):
         raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
     if device == "cuda":
         if backend not in (None, "cuda"):
             raise ValueError(f"device='cuda' runs on the cuda backend, not {backend!r}")
         backend = "cuda"
-    args = (static_argnums, static_argnames, backend, tiered, device_results)
+    args = (static_argnums, static_argnames, backend, tiered, device_results, remat)
     if fn is None:
         return lambda f: JittedFunction(f, *args)
     return JittedFunction(fn, *args)

@@ -14,6 +14,7 @@ from ..config import config
 from ..ir import Function
 from ..ir.passes import Fusion, PassLog, fuse, optimize
 from ..ir.passes.liveness import liveness, nbytes
+from ..ir.passes.remat import policy_of, remat as remat_pass
 
 # The "mixed" stage of a tiered program: loop groups of at most this many elements run on
 # NumPy while the large groups' kernels are compiled first. Used when it leaves at most
@@ -34,16 +35,26 @@ def dump_log() -> PassLog | None:
     return None
 
 
-def optimized_of(fn: Function, log: PassLog | None = None) -> Function:
-    """The Function after the passes that keep it one Function (what the NumPy tier runs)."""
-    return optimize(fn, log=log)
+def optimized_of(fn: Function, log: PassLog | None = None, remat=None) -> Function:
+    """The Function after the passes that keep it one Function (what the NumPy tier runs).
+    ``remat`` ("auto" or a policy, see ir/passes/remat.py): rematerialization runs last, after
+    the optimizer's fixpoint, so that no CSE merges its copies back into their originals."""
+    out = optimize(fn, log=log)
+    policy = policy_of(remat)
+    if policy is not None:
+        stats: dict = {}
+        before, out = out, remat_pass(out, policy, stats=stats)
+        if log is not None:
+            log.add("remat", f"@{fn.name}", len(before.ops), len(out.ops), stats,
+                    result=out, changed=out is not before)
+    return out
 
 
 def fusion_of(fn: Function, optimized: Function | None = None,
-              log: PassLog | None = None) -> Fusion:
+              log: PassLog | None = None, remat=None) -> Fusion:
     """The Function after every pass, grouped into kernels (``optimized``: ``optimized_of(fn)``
     if computed already)."""
-    optimized = optimized_of(fn, log) if optimized is None else optimized
+    optimized = optimized_of(fn, log, remat) if optimized is None else optimized
     fusion = fuse(optimized)
     if log is not None:
         kinds = Counter(g.kind for g in fusion.groups)
@@ -55,9 +66,9 @@ def fusion_of(fn: Function, optimized: Function | None = None,
 
 
 def plan_of(fn: Function, optimized: Function | None = None,
-            log: PassLog | None = None) -> Plan:
+            log: PassLog | None = None, remat=None) -> Plan:
     """The plan of the compiled program of ``fn``: its kernels and its entry's source."""
-    plan = Plan(fusion_of(fn, optimized, log))
+    plan = Plan(fusion_of(fn, optimized, log, remat))
     if log is not None:
         n = len(plan.fn.ops)
         log.add("arena", f"@{fn.name}", n, n,

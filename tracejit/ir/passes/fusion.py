@@ -182,6 +182,16 @@ def recomputes(g: FusionGroup, op: Op, requests: dict) -> bool:
     return False
 
 
+def _computed_at_several_indices(op: Op, requests: dict) -> bool:
+    """Whether ``op`` computes a value the group would read at more than one index (a stencil
+    reading it shifted: NPBench's hdiff reads its Laplacian at four): fused, it is computed
+    again for each, where NumPy computes it once and reads it four times. Layout ops and
+    constants only move or name values and may be read anywhere."""
+    if op.opdef.category == "layout" or not op.operands:
+        return False
+    return len(requests.get(op.result, ())) > 1
+
+
 # A value computed inside a group and read through a layout op is computed again at each
 # index it is read at; through a chain of them the work multiplies. Floyd-Warshall's k steps
 # of ``np.minimum(p, np.add.outer(p[:, k], p[k, :]))`` read each step's p at three indices:
@@ -228,6 +238,8 @@ class _Grouper:
         if requests is None:
             return False
         if rereads(g, inside) > REREAD_MAX:
+            return False
+        if op is not None and _computed_at_several_indices(op, requests):
             return False
         return op is None or not op.opdef.costly or not recomputes(g, op, requests)
 

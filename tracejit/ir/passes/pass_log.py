@@ -21,7 +21,7 @@ from .. import ops
 
 @dataclass
 class PassRecord:
-    name: str              # inline, simplify, fold, cse, dce, fuse, arena
+    name: str              # inline, simplify, fold, cse, dce, remat, fuse, arena
     function: str          # "@step", or "@step/3:scan_body" for a region
     round: int | None      # the round of optimize's fixpoint loop (None outside it)
     ops_before: int
@@ -137,6 +137,12 @@ def _describe_arena(d: dict) -> str:
             f"peak {_bytes(d['peak_bytes'])} live")
 
 
+def _describe_remat(d: dict) -> str:
+    return (f"{_count(d['values_recomputed'], 'value')} recomputed ({d['ops_added']} ops), "
+            f"peak {_bytes(d['peak_before'])} -> {_bytes(d['peak_after'])} live, "
+            f"{_bytes(d['bytes_saved'])} saved")
+
+
 _DESCRIBE = {
     "inline": lambda d: f"{d['calls']} calls inlined" if d["calls"] else "",
     "simplify": _describe_simplify,
@@ -145,4 +151,5 @@ _DESCRIBE = {
     "dce": lambda d: f"removed {d['removed']}" if d["removed"] else "",
     "fuse": _describe_fuse,
     "arena": _describe_arena,
+    "remat": _describe_remat,
 }
