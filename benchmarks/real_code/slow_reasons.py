@@ -37,8 +37,13 @@ REASONS = {
                      "min_char_rnn_adagrad_update"], SLICE_WRITES),
     **dict.fromkeys(["npbench_gesummv", "npbench_gemver", "npbench_atax", "npbench_bicg",
                      "npbench_mvt", "cs231n_affine_backward",
-                     "numpy_ml_linear_regression_fit",
-                     "autograd_example_logistic_regression_loss"], SAME_WORK),
+                     "numpy_ml_linear_regression_fit", "numpy_ml_ridge_regression_fit",
+                     "autograd_example_logistic_regression_loss", "npbench_gemm",
+                     "autograd_test_numpy_tensordot"], SAME_WORK),
+    "numpy_ml_logistic_regression_nll": (
+        "a boolean-mask selection y_pred[y == 1] is a where() over the whole array plus the "
+        "filler's argmax and gather (numpy/masked.py); NumPy copies only the selected "
+        "elements, at 133 us the two extra passes and kernels decide"),
     "npbench_hdiff": ("at parity (0.96-1.04x): four kernels' hand-offs; it was 0.38x while "
                       "one fused kernel recomputed lap_field at each of its four shifted reads, "
                       "which fusion no longer does"),
