@@ -109,7 +109,7 @@ def test_autocast_loss_is_close_to_float32(backend):
     close(got, mlp_loss(p, x, y))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)])
 def test_grad_of_autocast_gives_float32_gradients_close_to_float32s(backend):
     p, x, y = mlp_data()
     g16 = tj.jit(tj.grad(autocast(mlp_loss)), backend=backend)(p, x, y)
@@ -306,6 +306,7 @@ def _train(amp: bool, steps: int, init_scale=2.0 ** 16):
     return accuracy, loss, skipped, float(scaler_state["scale"]), model
 
 
+@pytest.mark.slow
 def test_training_under_autocast_and_grad_scaler_matches_float32():
     t0 = time.perf_counter()
     acc32, loss32, skipped32, _, _ = _train(amp=False, steps=300)

@@ -137,7 +137,8 @@ def test_sums_of_logs_of_selections_have_finite_gradients_where_unselected_is_lo
 
 
 @pytest.mark.parametrize("fn, make", [
-    (stable_sigmoid, lambda: (rng().standard_normal((4, 3)) * 4,)),
+    pytest.param(stable_sigmoid, lambda: (rng().standard_normal((4, 3)) * 4,),
+                 marks=pytest.mark.slow),
     (logistic_nll, lambda: (rng().random(8) * 0.9 + 0.05, (rng(1).random(8) > 0.5) * 1.0)),
 ], ids=["sigmoid", "logistic_nll"])
 def test_selections_compiled_match_numpy_and_their_gradient(fn, make):

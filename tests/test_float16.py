@@ -195,7 +195,7 @@ def test_unary_ops_on_every_float16_value_match_numpy(backend):
         _check(name, g, w, exact or backend == "numpy")
 
 
-@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=pytest.mark.slow), "numpy"])
 def test_binary_ops_on_float16_pairs_match_numpy(backend):
     a, b = _PAIRS
     with np.errstate(all="ignore"):
@@ -210,6 +210,7 @@ def _mixed(h, f, i8, i16):
             np.sqrt(i8 > 0), h.sum(), h.mean(), (h > 0).astype(F16), h.astype(np.float32) + h)
 
 
+@pytest.mark.slow
 def test_mixed_float16_promotion_follows_numpy():
     """NEP 50: float16 with float32 is float32, with a Python float float16, with int8
     float16, with int16 float32, with a NumPy float64 scalar float64; exp of int8 and sqrt of
@@ -266,6 +267,7 @@ def _software(x):
     return _chain(x, x[::-1]), np.sqrt(x), x.sum(), np.exp(x - x.max())
 
 
+@pytest.mark.slow
 def test_kernels_with_tracejits_own_conversions_match_numpy(monkeypatch):
     """TRACEJIT_F16C=0: the kernels call the routines of codegen/half.py (a CPU without F16C
     runs them anyway), with NumPy's NaN payloads."""
@@ -411,6 +413,7 @@ def _loops_numpy(x, n):
     return carry, np.stack(ys), total, (x[1] * 2 if n > 0 else -x[1]), grown
 
 
+@pytest.mark.slow
 def test_scan_fori_loop_while_loop_and_cond_over_float16_match_numpy():
     """The loops are native loop modules (uint16 buffers, a float16 pad fill)."""
     x = RNG.standard_normal((5, 7)).astype(F16)

@@ -488,6 +488,7 @@ class TinyMLP(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
+@pytest.mark.slow
 def test_a_jitted_training_step_with_the_scaler_trains_a_float32_model():
     rng = np.random.default_rng(0)
     model = TinyMLP(rng)

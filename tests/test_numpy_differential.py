@@ -111,7 +111,7 @@ def batch_norm_stats(x):
     return (x - mean) / np.sqrt(var + 1e-5), mean.squeeze(), np.std(x, axis=0)
 
 
-@case(args(randn(5, 7)), dtypes=WITH_FLOAT16)
+@case(args(randn(5, 7)), dtypes=("float32", "float64"))
 def gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
 
@@ -158,7 +158,7 @@ def cross_entropy_fancy_index(logits, y):
     return -logp[np.arange(logits.shape[0]), y].mean()
 
 
-@case(args(randn(6, 5), labels(6, 5)), dtypes=WITH_FLOAT16)
+@case(args(randn(6, 5), labels(6, 5)), dtypes=("float32", "float64"))
 def cross_entropy_take_along_axis(logits, y):
     logp = logits - np.log(np.sum(np.exp(logits), axis=-1, keepdims=True))
     return -np.mean(np.take_along_axis(logp, y[:, None], axis=1))
@@ -200,7 +200,7 @@ def binary_cross_entropy(z, y):
 # --- attention and contractions ---------------------------------------------------------------
 
 
-@case(args(randn(2, 5, 8), randn(2, 5, 8), randn(2, 5, 8)), dtypes=WITH_FLOAT16)
+@case(args(randn(2, 5, 8), randn(2, 5, 8), randn(2, 5, 8)), dtypes=("float32", "float64"))
 def attention_3d_matmul(q, k, v):
     s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
     s = s - s.max(axis=-1, keepdims=True)
@@ -258,7 +258,7 @@ def split_parts(x):
     return a, b, c, d, e, np.array_split(x, 2, axis=1)
 
 
-@case(args(randn(3, 4)), dtypes=WITH_FLOAT16)
+@case(args(randn(3, 4)), dtypes=("float32", "float64"))
 def pad_flip(x):
     return (np.pad(x, 1), np.pad(x, ((0, 0), (2, 1))), np.pad(x, (1, 0), constant_values=-1),
             np.flip(x), np.flip(x, axis=1), x[::-1], x[:, ::-2], np.fliplr(x), np.flipud(x))
@@ -319,7 +319,7 @@ def polynomial(x):
     return horner, powers
 
 
-@case(args(randn(8)), dtypes=WITH_FLOAT16)
+@case(args(randn(8)), dtypes=("float32", "float64"))
 def cumulative_expressions(x):
     # Running sums written with a triangular matrix: what model code does without cumsum.
     n = x.shape[0]
@@ -351,7 +351,7 @@ def nan_and_inf_tests(x):
     return np.isnan(y), np.isfinite(y), np.isinf(1 / (x * 0)), np.where(np.isnan(y), 0.0, y)
 
 
-@case(args(randn(5)), dtypes=WITH_FLOAT16)
+@case(args(randn(5)), dtypes=("float32", "float64"))
 def scalar_arithmetic(x):
     return x + 1, 2 * x, x / 3, x - 0.5, 1.5 ** x, x ** 2, -x, +x, abs(x), 2.0 - x, 1 / x
 
@@ -484,7 +484,7 @@ def sequence_model_idioms(x, w, lengths):
 # --- issue 13: cumprod, sorting, np.gradient, pad modes, arrays from traced values ------------
 
 
-@case(args(randn(3, 5)), dtypes=WITH_FLOAT16)
+@case(args(randn(3, 5)), dtypes=("float32", "float64"))
 def cumprod_and_sorting(x):
     # random normal data: no ties, so every argsort kind agrees with NumPy's default one
     return (np.cumprod(x, axis=1), x.cumprod(), np.cumprod(x > 0, axis=0), np.sort(x),
