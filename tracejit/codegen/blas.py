@@ -24,40 +24,58 @@ from numba.extending import intrinsic
 _KINDS = {types.float32: "s", types.float64: "d"}
 
 
+def _blas_kind(*arrays) -> str | None:
+    """'s' or 'd' when all are 2-D arrays of one float dtype BLAS takes, else None."""
+    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
+        return None
+    dtypes = {x.dtype for x in arrays}
+    return _KINDS.get(arrays[0].dtype) if len(dtypes) == 1 else None
+
+
+class _Call:
+    """What both BLAS calls build: chars, the arrays' data pointers, alpha = 1 and beta = 0."""
+
+    def __init__(self, context, builder, dtype):
+        self.builder = builder
+        self.context = context
+        self.char = llvm_ir.IntType(8)
+        self.intp = context.get_value_type(types.intp)
+        self.voidp = cgutils.voidptr_t
+        value = context.get_value_type(dtype)
+        self.alpha = builder.bitcast(cgutils.alloca_once_value(builder, value(1.0)), self.voidp)
+        self.beta = builder.bitcast(cgutils.alloca_once_value(builder, value(0.0)), self.voidp)
+
+    def data(self, ty, value):
+        ary = self.context.make_array(ty)(self.context, self.builder, value)
+        return self.builder.bitcast(ary.data, self.voidp)
+
+    def trans(self, flag):
+        b = self.builder
+        return b.select(b.icmp_unsigned("!=", flag, flag.type(0)),
+                        self.char(ord("t")), self.char(ord("n")))
+
+    def call(self, name, argtypes, args):
+        fnty = llvm_ir.FunctionType(llvm_ir.IntType(32), argtypes)
+        fn = cgutils.get_or_insert_function(self.builder.module, fnty, name)
+        return self.builder.call(fn, args)
+
+
 @intrinsic
 def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
     """Column-major ``c = op(a) @ op(b)`` (op transposes where ``ta``/``tb`` are true)."""
-    arrays = (a, b, c)
-    if not all(isinstance(x, types.Array) and x.ndim == 2 for x in arrays):
+    kind = _blas_kind(a, b, c)
+    if kind is None:
         return None
-    if a.dtype != b.dtype or a.dtype != c.dtype or a.dtype not in _KINDS:
-        return None
-    kind = _KINDS[a.dtype]
 
     def codegen(context, builder, signature, args):
-        char = llvm_ir.IntType(8)
-        intp = context.get_value_type(types.intp)
-        voidp = cgutils.voidptr_t
-        fnty = llvm_ir.FunctionType(llvm_ir.IntType(32),
-                                    [char, char, char, intp, intp, intp, voidp, voidp, intp,
-                                     voidp, intp, voidp, voidp, intp])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
         v_ta, v_tb, v_m, v_n, v_k, v_a, v_lda, v_b, v_ldb, v_c, v_ldc = args
-
-        def data(ty, value):
-            return builder.bitcast(context.make_array(ty)(context, builder, value).data, voidp)
-
-        def trans(flag):
-            return builder.select(builder.icmp_unsigned("!=", flag, flag.type(0)),
-                                  char(ord("t")), char(ord("n")))
-
-        dtype = context.get_value_type(a.dtype)
-        alpha = cgutils.alloca_once_value(builder, dtype(1.0))
-        beta = cgutils.alloca_once_value(builder, dtype(0.0))
-        return builder.call(fn, [char(ord(kind)), trans(v_ta), trans(v_tb), v_m, v_n, v_k,
-                                 builder.bitcast(alpha, voidp), data(a, v_a), v_lda,
-                                 data(b, v_b), v_ldb, builder.bitcast(beta, voidp),
-                                 data(c, v_c), v_ldc])
+        x = _Call(context, builder, a.dtype)
+        ch, ip, vp = x.char, x.intp, x.voidp
+        return x.call("numba_xxgemm",
+                      [ch, ch, ch, ip, ip, ip, vp, vp, ip, vp, ip, vp, vp, ip],
+                      [ch(ord(kind)), x.trans(v_ta), x.trans(v_tb), v_m, v_n, v_k, x.alpha,
+                       x.data(a, v_a), v_lda, x.data(b, v_b), v_ldb, x.beta, x.data(c, v_c),
+                       v_ldc])
 
     sig = types.int32(types.boolean, types.boolean, types.intp, types.intp, types.intp, a,
                       types.intp, b, types.intp, c, types.intp)
@@ -68,34 +86,17 @@ def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
 def _xxgemv(typingctx, trans, m, n, a, lda, x, y):
     """Column-major ``y = op(a) @ x`` with unit-stride ``x`` and ``y`` (the data of their
     first element): BLAS gemv, 2-3x faster than a gemm with one column."""
-    arrays = (a, x, y)
-    if not all(isinstance(v, types.Array) and v.ndim == 2 for v in arrays):
+    kind = _blas_kind(a, x, y)
+    if kind is None:
         return None
-    if a.dtype != x.dtype or a.dtype != y.dtype or a.dtype not in _KINDS:
-        return None
-    kind = _KINDS[a.dtype]
 
     def codegen(context, builder, signature, args):
-        char = llvm_ir.IntType(8)
-        intp = context.get_value_type(types.intp)
-        voidp = cgutils.voidptr_t
-        fnty = llvm_ir.FunctionType(llvm_ir.IntType(32),
-                                    [char, char, intp, intp, voidp, voidp, intp, voidp, voidp,
-                                     voidp])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemv")
         v_t, v_m, v_n, v_a, v_lda, v_x, v_y = args
-
-        def data(ty, value):
-            return builder.bitcast(context.make_array(ty)(context, builder, value).data, voidp)
-
-        flag = builder.select(builder.icmp_unsigned("!=", v_t, v_t.type(0)),
-                              char(ord("t")), char(ord("n")))
-        dtype = context.get_value_type(a.dtype)
-        alpha = cgutils.alloca_once_value(builder, dtype(1.0))
-        beta = cgutils.alloca_once_value(builder, dtype(0.0))
-        return builder.call(fn, [char(ord(kind)), flag, v_m, v_n, builder.bitcast(alpha, voidp),
-                                 data(a, v_a), v_lda, data(x, v_x), builder.bitcast(beta, voidp),
-                                 data(y, v_y)])
+        c = _Call(context, builder, a.dtype)
+        ch, ip, vp = c.char, c.intp, c.voidp
+        return c.call("numba_xxgemv", [ch, ch, ip, ip, vp, vp, ip, vp, vp, vp],
+                      [ch(ord(kind)), c.trans(v_t), v_m, v_n, c.alpha, c.data(a, v_a), v_lda,
+                       c.data(x, v_x), c.beta, c.data(y, v_y)])
 
     sig = types.int32(types.boolean, types.intp, types.intp, a, types.intp, x, y)
     return sig, codegen
