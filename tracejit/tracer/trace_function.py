@@ -19,6 +19,8 @@ from .trace_state import Trace
 from .tracer import Tracer
 
 
+_UNDER_TRANSFORM = "under a transform (grad, vjp, jvp, checkpoint, autocast)"
+
 def _param_name(path: str) -> str:
     name = re.sub(r"\[['\"]?([^'\"\]]*)['\"]?\]", r".\1", path).strip(".")
     name = re.sub(r"[^A-Za-z0-9_.]", "_", name)
@@ -91,10 +93,10 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     written = [i for i, (t, v) in enumerate(zip(tracers, originals)) if t._val is not v]
     if written and not writes_back:
         raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
-                          " = v, x += y, out=x) under grad/vjp/jvp or checkpoint",
+                          f" = v, x += y, out=x) {_UNDER_TRANSFORM}",
                           "write into a copy (x = x.copy() first) or return the new value")
     if changed and not writes_back:
-        raise unsupported(f"a function that {changed} under grad/vjp/jvp or checkpoint",
+        raise unsupported(f"a function that {changed} {_UNDER_TRANSFORM}",
                           "change a copy (d = dict(d), l = list(l) first) or return the new "
                           "value")
     returns_written = {i: written.index(j) for i, x in enumerate(out_leaves)
