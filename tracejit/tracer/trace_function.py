@@ -21,6 +21,7 @@ from .tracer import Tracer
 
 _UNDER_TRANSFORM = "under a transform (grad, vjp, jvp, checkpoint, autocast)"
 
+
 def _param_name(path: str) -> str:
     name = re.sub(r"\[['\"]?([^'\"\]]*)['\"]?\]", r".\1", path).strip(".")
     name = re.sub(r"[^A-Za-z0-9_.]", "_", name)
