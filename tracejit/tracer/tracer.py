@@ -37,8 +37,9 @@ class DeferredOperand:
     __slots__ = ()
 
     def operand_refusal(self) -> Exception:
-        """The error where it is taken for an array anyway (lifted into the trace)."""
-        raise NotImplementedError
+        """The error where it is taken for an array anyway (lifted into the trace); a kind
+        with more to say (masked.Selection) names what to write instead."""
+        return TypeError(f"tracejit: a {type(self).__name__} cannot be used as an array here")
 
 
 class Tracer:
