@@ -35,6 +35,7 @@ def workers(tmp_path, monkeypatch):
     """One worker process and an empty disk cache of this test's own."""
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     monkeypatch.setattr(config, "compile_workers", 1)
+    monkeypatch.setattr(config, "direct", False)     # workers compile Numba's kernels
     monkeypatch.setattr(compile_workers, "MIN_KERNELS", 2)
     for worker in compile_workers._pool.take(1):
         worker.hello()            # started and ready: it takes a kernel as soon as asked

@@ -24,8 +24,9 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(cache_dir):
-    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir))
+def _run(cache_dir, direct="0"):
+    """(compiled, loaded) in a new process; Numba's kernels unless ``direct`` is "1"."""
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir), TRACEJIT_DIRECT=direct)
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
                          text=True, check=True).stdout
     words = out.split()
@@ -175,3 +176,17 @@ def test_an_unchecked_numba_version_loads_through_numbas_own_path(warm_cache):
     warm = _run_script(script, warm_cache)
     assert warm[warm.index("compiled") + 1:warm.index("refreshed") + 2] == [
         "0", "refreshed", "True"]
+
+
+def test_a_new_process_loads_direct_kernels_as_machine_code_and_rebuilds_corrupt_ones(tmp_path):
+    compiled, _ = _run(tmp_path, direct="1")
+    assert compiled > 0
+    compiled, loaded = _run(tmp_path, direct="1")
+    assert compiled == 0 and loaded > 0
+    objects = sorted(tmp_path.rglob("direct/*.o"))
+    assert objects
+    objects[0].write_bytes(objects[0].read_bytes()[:-7] + b"garbage")
+    compiled, loaded = _run(tmp_path, direct="1")
+    assert compiled == 1 and loaded == len(objects) - 1
+    compiled, loaded = _run(tmp_path, direct="1")
+    assert compiled == 0 and loaded == len(objects)

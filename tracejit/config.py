@@ -19,6 +19,8 @@ TRACEJIT_NATIVE_HANDOFF=1    parallel kernels handed to worker threads in native
                               Python threads, codegen/threads.py)
 TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
                               0 waits for the compiled kernels before the first call returns
+TRACEJIT_DIRECT=1             kernels compiled straight to LLVM by tracejit (codegen/direct); 0:
+                              every kernel through Numba's compiler, as before
 TRACEJIT_F16C=1               float16 kernels convert with the CPU's F16C instructions where it
                               has them; 0: with tracejit's own routines (codegen/half.py)
 """
@@ -52,6 +54,8 @@ class Config:
         os.environ.get("TRACEJIT_NUMPY_GROUP_MAX", "0") or 0))
     compile_workers: int | None = field(default_factory=lambda: _count("TRACEJIT_COMPILE_WORKERS"))
     tiered: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_TIERED", "1").strip()
+                         .lower() not in ("0", "false", "no", "off"))
+    direct: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_DIRECT", "1").strip()
                          .lower() not in ("0", "false", "no", "off"))
     f16c: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_F16C", "1").strip()
                        .lower() not in ("0", "false", "no", "off"))

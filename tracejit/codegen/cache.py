@@ -51,7 +51,7 @@ _FOLDER_OF: dict = {}      # a generated module's file path -> the Folder it liv
 
 def _version() -> str:
     h = hashlib.sha256(numba.__version__.encode())
-    for p in sorted(_HERE.glob("*.py")):
+    for p in sorted(_HERE.glob("*.py")) + sorted(_HERE.glob("direct/*.py")):
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
 
@@ -191,6 +191,15 @@ def loaded(source: str, prefix: str = "k"):
     return _MODULES.get(module_name(source, prefix))
 
 
+def direct_folder(mod) -> Path | None:
+    """Where the machine code of the module's kernel, compiled by codegen/direct, is kept:
+    beside the module, in its folder's ``direct``; None if that folder is not to be read."""
+    folder = _FOLDER_OF.get(getattr(mod, "__file__", None))
+    if folder is None or not folder.usable:
+        return None
+    return folder.path / "direct"
+
+
 def shared_on_disk(mod) -> bool:
     """Whether another process can compile this module into the cache and this one load it:
     it lives in the configured folder, which is writable (compile_workers.py)."""
@@ -227,9 +236,11 @@ def seal(modules):
 
 
 def stats() -> dict:
-    """How many generated modules this process holds, and how many Numba compilations and
-    cache loads their functions have done (``compiled`` stays put at a new batch size)."""
-    compiled = loaded = 0
+    """How many generated modules this process holds, and how many kernel compilations and
+    cache loads (Numba's, and codegen/direct's) it has done (``compiled`` stays put at a new
+    batch size)."""
+    from . import direct
+    compiled, loaded = direct.stats()["compiled"], direct.stats()["loaded"]
     with lock:
         modules = list(_MODULES.values())
     for mod in modules:

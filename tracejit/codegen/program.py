@@ -36,16 +36,22 @@ class Program:
         with cache.lock:
             if in_process_only:
                 self.modules = [cache.loaded(src) for src in plan.kernel_sources]
-                if not _in_process(self.modules, plan.signatures):
+                if not _in_process(plan.kernel_sources, self.modules, plan.signatures):
                     raise NotCached()
             else:
                 self.modules = [cache.load(src) for src in plan.kernel_sources]
+            # Kernels the direct compiler takes skip Numba (codegen/direct); the rest compile
+            # there as before.
+            self.direct = _direct_kernels(plan, self.modules, in_process_only)
+            numba_kernels = [k for k, d in enumerate(self.direct) if d is None]
             with warnings.catch_warnings():
                 # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
                 # act on, not the user's: benchmarks/profile_plan.py is where it shows.
                 warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                _compile_missing(plan.kernel_sources, self.modules, plan.signatures)
-                for mod in self.modules:
+                _compile_missing([plan.kernel_sources[k] for k in numba_kernels],
+                                 [self.modules[k] for k in numba_kernels],
+                                 [plan.signatures[k] for k in numba_kernels])
+                for mod in [self.modules[k] for k in numba_kernels]:
                     # Only the planned signature runs: other argument types (a read-only
                     # array) raise TypeError instead of compiling the kernel again.
                     mod.kernel.disable_compile()
@@ -57,9 +63,11 @@ class Program:
         tramps = _trampolines(plan)
         if not tramps:
             runner.ready.set()
+        self.kernels = [d.py if d is not None else m.kernel
+                        for d, m in zip(self.direct, self.modules)]
         self._handoff = None if not tramps else (
-            lambda: _in_background(lambda: _prepare_handoff(plan, self.modules, tramps, runner)))
-        self.entry = _entry(plan, self.modules, runner)
+            lambda: _in_background(lambda: _prepare_handoff(plan, self, tramps, runner)))
+        self.entry = _entry(plan, self, runner)
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
         entry, scalars = self.entry, self._scalars
@@ -130,6 +138,29 @@ class Program:
         return "\n".join(parts + [f"# entry\n{self.plan.source}"])
 
 
+def _direct_kernels(plan: Plan, modules: list, in_process_only: bool) -> list:
+    """Each kernel compiled by codegen/direct (or loaded: from this process, or the disk),
+    or None where Numba compiles it."""
+    from . import direct
+    out = []
+    for src, mod, sig in zip(plan.kernel_sources, modules, plan.signatures):
+        if in_process_only:
+            out.append(direct.loaded(src, sig))
+        else:
+            out.append(direct.build(src, sig, mod.__dict__, cache.direct_folder(mod),
+                                    cache.VERSION))
+    return out
+
+
+def _address(program, k: int) -> int | None:
+    """The address of kernel ``k``'s C entry point (a direct kernel's, or Numba's C
+    wrapper), for native code that calls it."""
+    d = program.direct[k]
+    if d is not None:
+        return d.address
+    return handoff.wrapper_address(program.modules[k].kernel, program.plan.signatures[k])
+
+
 def _compile_missing(sources: list, modules: list, signatures: list):
     """Load or compile each kernel this process does not have yet: from the disk cache if it is
     there, else compiled here and in worker processes at once (compile_workers.py)."""
@@ -177,7 +208,7 @@ def _wait_for_background():
         thread.join()
 
 
-def _prepare_handoff(plan: Plan, modules: list, tramps: dict, runner):
+def _prepare_handoff(plan: Plan, program, tramps: dict, runner):
     """Load or compile the native hand-off's modules (its runtime and the kernels'
     trampolines), then give ``runner`` a Job for each parallel kernel that has an int64 C
     wrapper. Any failure leaves the kernels on threads.py's pool."""
@@ -196,8 +227,8 @@ def _prepare_handoff(plan: Plan, modules: list, tramps: dict, runner):
         native.post = by_source[handoff.POST_SOURCE].kernel
         jobs = {}
         for k, src in tramps.items():
-            sig, kernel = plan.signatures[k], modules[k].kernel
-            fn = handoff.wrapper_address(kernel, sig)
+            sig, kernel = plan.signatures[k], program.kernels[k]
+            fn = _address(program, k)
             if fn is None:
                 continue
             tramp = handoff.wrapper_address(by_source[src].kernel, handoff.TRAMPOLINE_SIGNATURE)
@@ -214,13 +245,13 @@ def _prepare_handoff(plan: Plan, modules: list, tramps: dict, runner):
             pass
 
 
-def _entry(plan: Plan, modules: list, runner):
+def _entry(plan: Plan, program, runner):
     """The entry function, executed from its source with the kernels and constants as its
     globals (its source is registered with linecache, so tracebacks show its lines)."""
     namespace = {"np": np, "pool": runner, "ArgumentMismatch": ArgumentMismatch,
-                 **plan.globals, **{f"k{i}": m.kernel for i, m in enumerate(modules)}}
+                 **plan.globals, **{f"k{i}": k for i, k in enumerate(program.kernels)}}
     for j in plan.addressed:                 # kernels a native loop calls by address
-        address = handoff.wrapper_address(modules[j].kernel, plan.signatures[j])
+        address = _address(program, j)
         if address is None:
             raise RuntimeError(f"kernel k{j} has no C wrapper to call by address")
         namespace[f"A{j}"] = address
@@ -264,9 +295,11 @@ def _references(items: list, i: int) -> int:
     return sys.getrefcount(items[i])
 
 
-def _in_process(modules: list, signatures: list) -> bool:
-    return all(m is not None and sig in m.kernel.overloads
-               for m, sig in zip(modules, signatures))
+def _in_process(sources: list, modules: list, signatures: list) -> bool:
+    from . import direct
+    return all(direct.loaded(src, sig) is not None
+               or (m is not None and sig in m.kernel.overloads)
+               for src, m, sig in zip(sources, modules, signatures))
 
 
 class NotCached(Exception):
@@ -280,7 +313,8 @@ def compile_plan(plan: Plan | Fusion, in_process_only: bool = False) -> Program 
     from .runtime import single_threaded_blas
     plan = plan if isinstance(plan, Plan) else Plan(plan)
     if in_process_only and not _in_process(
-            [cache.loaded(src) for src in plan.kernel_sources], plan.signatures):
+            plan.kernel_sources, [cache.loaded(src) for src in plan.kernel_sources],
+            plan.signatures):
         return None               # before the BLAS set-up: importing SciPy takes 0.2 s
     with cache.lock:                # once-per-process set-ups: finished before any program runs
         if any(g.kind == "matmul" for g in plan.fusion.groups):

@@ -1,0 +1,686 @@
+"""A generated kernel's Python source -> one LLVM function, without Numba's compiler.
+
+Kernel sources (kernel.py, templates.py) use a small part of Python: ``for`` over ``range``,
+``while``, ``if``, scalar arithmetic, array loads and stores, tuples, a few NumPy and math
+functions, and calls to helpers that are Numba functions themselves (mathlib.py, runtime.py,
+half.py, blas.py). This module compiles that part directly: a helper written in Python is
+inlined from its source, a Numba ``@intrinsic`` runs its own code generator on our builder,
+and every operator is typed by Numba's typing context, so a kernel computes what Numba would
+have compiled from the same source. Anything else raises ``Unsupported`` and the kernel goes
+to Numba as before.
+
+Variables live in stack slots that LLVM's optimizer turns into registers. A variable's type is
+the unification of everything assigned to it: when an assignment meets a wider type than the
+one the variable started with, the function is lowered again with the wider type from the
+start (``_Retype``), which converges in a step or two.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import operator
+import textwrap
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.dispatcher import Dispatcher
+from numba.core.extending import _Intrinsic
+
+from . import calls
+from .numba_typing import resolve, typeof_constant, unify
+from .values import (I1, I64, ArrayVal, Global, Method, Unsupported, Val, array_struct, cast,
+                     constant, is_float, is_int, llvm_type, storage_type, truth)
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+           ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_ICMP = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
+         operator.eq: "==", operator.ne: "!="}
+
+class _Retype(Exception):
+    """A variable needs a wider type than it was lowered with: lower the function again."""
+
+
+class _Frame:
+    """One function being lowered: the kernel itself, or a helper inlined into it."""
+
+    def __init__(self, globals_: dict, prefix: str, fastmath: bool):
+        self.globals = globals_
+        self.prefix = prefix
+        self.fastmath = fastmath
+        self.loops: list = []           # (continue block, break block)
+        self.ret_block = None
+        self.ret_var = None
+
+
+class FunctionLowerer:
+    """Lowers one kernel function into ``module``: ``lower(fndef, argtypes)``."""
+
+    def __init__(self, module: ir.Module, vartypes: dict, target):
+        self.module = module
+        self.vartypes = vartypes         # persists across _Retype restarts
+        self.target = target             # (triple, cpu, features) for intrinsics' choices
+        self.errors: list = []           # (exception class, message) per status code - 1
+        self.slots: dict = {}
+        self.allocations: list = []
+        self.inline_count = 0
+
+    # -- entry -----------------------------------------------------------------------------
+    def lower(self, name: str, fndef: ast.FunctionDef, globals_: dict, argtypes: tuple,
+              fastmath: bool) -> ir.Function:
+        params = [array_struct(t) if isinstance(t, types.Array) else llvm_type(t)
+                  for t in argtypes]
+        fn = ir.Function(self.module, ir.FunctionType(I64, params), name=name)
+        self.fn = fn
+        entry = fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = fn.append_basic_block("body")
+        self.b = ir.IRBuilder(body)
+        frame = _Frame(globals_, "", fastmath)
+        names = [a.arg for a in fndef.args.args]
+        if len(names) != len(argtypes):
+            raise Unsupported("argument count")
+        for pname, t, arg in zip(names, argtypes, fn.args):
+            if isinstance(t, types.Array):
+                v = ArrayVal(t, self.b.extract_value(arg, 4),
+                             [self.b.extract_value(arg, (5, k)) for k in range(t.ndim)],
+                             [self.b.extract_value(arg, (6, k)) for k in range(t.ndim)])
+            else:
+                v = Val(t, arg)
+            self.assign(frame, pname, v)
+        self.frame = frame
+        self.statements(fndef.body)
+        if not self.b.block.is_terminated:
+            self.finish(I64(0))
+        # other builders (cgutils' allocas for Numba intrinsics) append to the entry block too
+        self.alloca_builder.position_at_end(entry)
+        self.alloca_builder.branch(body)
+        return fn
+
+    def finish(self, status):
+        """Return ``status`` (0, or the code of an exception) after freeing allocations."""
+        for ptr in self.allocations:
+            calls.free(self.b, self.b.load(ptr))
+        self.b.ret(status)
+
+    # -- variables -------------------------------------------------------------------------
+    def slot_type(self, t):
+        if isinstance(t, types.Array):
+            return ir.LiteralStructType([storage_type(t.dtype).as_pointer(),
+                                         ir.ArrayType(I64, t.ndim), ir.ArrayType(I64, t.ndim)])
+        return llvm_type(t)
+
+    def assign(self, frame: _Frame, name: str, v):
+        key = frame.prefix + name
+        t = v.type
+        if isinstance(v, Global):
+            raise Unsupported(f"assigning {name} a Python object")
+        if t == types.none:
+            raise Unsupported("assigning None")
+        old = self.vartypes.get(key)
+        if old is None:
+            self.vartypes[key] = t
+        elif old != t:
+            u = _unify_arrays(old, t) if isinstance(t, types.Array) else unify(old, t)
+            if u != old:
+                self.vartypes[key] = u
+                raise _Retype()
+            t = u
+        vt = self.vartypes[key]
+        if key not in self.slots:
+            self.slots[key] = self.alloca_builder.alloca(self.slot_type(vt), name=key)
+        ptr = self.slots[key]
+        if isinstance(v, ArrayVal):
+            s = ir.Constant(ptr.type.pointee, ir.Undefined)
+            s = self.b.insert_value(s, v.data, 0)
+            for k in range(vt.ndim):
+                s = self.b.insert_value(s, v.shape[k], (1, k))
+                s = self.b.insert_value(s, v.strides[k], (2, k))
+            self.b.store(s, ptr)
+        else:
+            self.b.store(cast(self.b, v, vt).value, ptr)
+
+    def read(self, frame: _Frame, name: str):
+        key = frame.prefix + name
+        if key in self.slots:
+            t = self.vartypes[key]
+            s = self.b.load(self.slots[key])
+            if isinstance(t, types.Array):
+                return ArrayVal(t, self.b.extract_value(s, 0),
+                                [self.b.extract_value(s, (1, k)) for k in range(t.ndim)],
+                                [self.b.extract_value(s, (2, k)) for k in range(t.ndim)])
+            return Val(t, s)
+        if name in frame.globals:
+            return global_value(frame.globals[name])
+        builtins = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)
+        if name in builtins:
+            return Global(builtins[name])
+        raise Unsupported(f"name {name}")
+
+    # -- statements ------------------------------------------------------------------------
+    def statements(self, body):
+        for st in body:
+            if self.b.block.is_terminated:
+                return                           # code after return / break / raise
+            self.statement(st)
+
+    def statement(self, st):
+        f, b = self.frame, self.b
+        if isinstance(st, ast.Assign):
+            v = self.expr(st.value)
+            for target in st.targets:
+                self.store_to(target, v)
+        elif isinstance(st, ast.AugAssign):
+            op = _BINOPS.get(type(st.op))
+            if op is None:
+                raise Unsupported("augmented assignment")
+            if isinstance(st.target, ast.Name):
+                cur = self.read(f, st.target.id)
+            elif isinstance(st.target, ast.Subscript):
+                cur = self.expr(st.target)
+            else:
+                raise Unsupported("augmented assignment target")
+            self.store_to(st.target, self.binop(op, cur, self.expr(st.value)))
+        elif isinstance(st, ast.Expr):
+            if isinstance(st.value, ast.Constant):
+                return                           # a docstring
+            self.expr(st.value)
+        elif isinstance(st, ast.If):
+            self.if_statement(st)
+        elif isinstance(st, ast.For):
+            self.for_range(st)
+        elif isinstance(st, ast.While):
+            self.while_loop(st)
+        elif isinstance(st, ast.Return):
+            self.return_statement(st)
+        elif isinstance(st, ast.Raise):
+            self.raise_statement(st)
+        elif isinstance(st, ast.Pass):
+            pass
+        elif isinstance(st, ast.Break):
+            if not f.loops:
+                raise Unsupported("break outside a loop")
+            b.branch(f.loops[-1][1])
+        elif isinstance(st, ast.Continue):
+            if not f.loops:
+                raise Unsupported("continue outside a loop")
+            b.branch(f.loops[-1][0])
+        else:
+            raise Unsupported(type(st).__name__)
+
+    def store_to(self, target, v):
+        if isinstance(target, ast.Name):
+            self.assign(self.frame, target.id, v)
+        elif isinstance(target, ast.Tuple):
+            items = self.unpack(v, len(target.elts))
+            for t, item in zip(target.elts, items):
+                self.store_to(t, item)
+        elif isinstance(target, ast.Subscript):
+            base = self.expr(target.value)
+            if not isinstance(base, ArrayVal):
+                raise Unsupported("item assignment to a non-array")
+            self.setitem(base, target.slice, v)
+        else:
+            raise Unsupported("assignment target")
+
+    def unpack(self, v, n: int) -> list:
+        if not (isinstance(v, Val) and isinstance(v.type, types.BaseTuple)
+                and len(v.type.types) == n):
+            raise Unsupported("unpacking")
+        return [Val(t, self.b.extract_value(v.value, k)) for k, t in enumerate(v.type.types)]
+
+    def if_statement(self, st: ast.If):
+        cond = truth(self.b, self.scalar(self.expr(st.test)))
+        then = self.fn.append_basic_block("then")
+        other = self.fn.append_basic_block("else")
+        after = self.fn.append_basic_block("endif")
+        self.b.cbranch(cond, then, other)
+        for block, body in ((then, st.body), (other, st.orelse)):
+            self.b.position_at_end(block)
+            self.statements(body)
+            if not self.b.block.is_terminated:
+                self.b.branch(after)
+        self.b.position_at_end(after)
+
+    def for_range(self, st: ast.For):
+        it = st.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id == "range" and not it.keywords and 1 <= len(it.args) <= 3
+                and isinstance(st.target, ast.Name) and not st.orelse
+                and self.read(self.frame, "range").obj is range):
+            raise Unsupported("a for loop other than over range()")
+        args = [self.scalar(self.expr(a)) for a in it.args]
+        if not all(is_int(a.type) for a in args):
+            raise Unsupported("range of non-integers")
+        step = 1
+        if len(args) == 3:
+            node = it.args[2]
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, int)
+                    and node.value != 0):
+                raise Unsupported("range with a step that is not a nonzero constant")
+            step = node.value
+        start, stop = (args[0], args[1]) if len(args) >= 2 else (constant(types.int64, 0),
+                                                                  args[0])
+        start, stop = cast(self.b, start, types.int64), cast(self.b, stop, types.int64)
+        counter = self.alloca_builder.alloca(I64, name="range")
+        self.b.store(start.value, counter)
+        cond_bb = self.fn.append_basic_block("for.cond")
+        body_bb = self.fn.append_basic_block("for.body")
+        next_bb = self.fn.append_basic_block("for.next")
+        end_bb = self.fn.append_basic_block("for.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        i = self.b.load(counter)
+        self.b.cbranch(self.b.icmp_signed("<" if step > 0 else ">", i, stop.value),
+                       body_bb, end_bb)
+        self.b.position_at_end(body_bb)
+        self.assign(self.frame, st.target.id, Val(types.int64, i))
+        self.frame.loops.append((next_bb, end_bb))
+        self.statements(st.body)
+        self.frame.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(next_bb)
+        self.b.position_at_end(next_bb)
+        self.b.store(self.b.add(self.b.load(counter), I64(step)), counter)
+        self.b.branch(cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def while_loop(self, st: ast.While):
+        if st.orelse:
+            raise Unsupported("while ... else")
+        cond_bb = self.fn.append_basic_block("while.cond")
+        body_bb = self.fn.append_basic_block("while.body")
+        end_bb = self.fn.append_basic_block("while.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        self.b.cbranch(truth(self.b, self.scalar(self.expr(st.test))), body_bb, end_bb)
+        self.b.position_at_end(body_bb)
+        self.frame.loops.append((cond_bb, end_bb))
+        self.statements(st.body)
+        self.frame.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def return_statement(self, st: ast.Return):
+        f = self.frame
+        if f.ret_block is None:                  # the kernel itself: it returns 0
+            v = self.expr(st.value) if st.value is not None else None
+            if not (isinstance(v, Val) and is_int(v.type)
+                    and isinstance(st.value, ast.Constant) and st.value.value == 0):
+                raise Unsupported("a kernel that returns something other than 0")
+            self.finish(I64(0))
+            return
+        if st.value is not None:
+            v = self.expr(st.value)
+            if isinstance(v, (ArrayVal, Global)):
+                raise Unsupported("returning an array or object from a helper")
+            self.assign(f, "$ret", v)
+            f.ret_var = True
+        self.b.branch(f.ret_block)
+
+    def raise_statement(self, st: ast.Raise):
+        exc = st.exc
+        if not (isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords
+                and isinstance(exc.args[0], ast.Constant)
+                and isinstance(exc.args[0].value, str)):
+            raise Unsupported("raise other than Exception('message')")
+        cls = self.expr(exc.func)
+        if not (isinstance(cls, Global) and isinstance(cls.obj, type)
+                and issubclass(cls.obj, Exception)):
+            raise Unsupported("raise of a non-exception")
+        self.errors.append((cls.obj, exc.args[0].value))
+        self.finish(I64(len(self.errors)))
+
+    # -- expressions -----------------------------------------------------------------------
+    def scalar(self, v) -> Val:
+        if isinstance(v, Global):
+            v = python_value(v.obj)
+        if not isinstance(v, Val):
+            raise Unsupported("an array where a scalar is expected")
+        return v
+
+    def expr(self, e):
+        b, f = self.b, self.frame
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, (str, type(None))):
+                return Global(e.value)
+            return constant(typeof_constant(e.value), e.value)
+        if isinstance(e, ast.Name):
+            return self.read(f, e.id)
+        if isinstance(e, ast.Attribute):
+            return self.attribute(self.expr(e.value), e.attr)
+        if isinstance(e, ast.BinOp):
+            op = _BINOPS.get(type(e.op))
+            if op is None:
+                raise Unsupported("operator")
+            return self.binop(op, self.expr(e.left), self.expr(e.right))
+        if isinstance(e, ast.UnaryOp):
+            return self.unaryop(e.op, self.scalar(self.expr(e.operand)))
+        if isinstance(e, ast.Compare):
+            return self.compare(e)
+        if isinstance(e, ast.BoolOp):
+            return self.boolop(e)
+        if isinstance(e, ast.IfExp):
+            return self.ifexp(e)
+        if isinstance(e, ast.Call):
+            if e.keywords:
+                raise Unsupported("keyword arguments")
+            fn = self.expr(e.func)
+            return self.call(fn, [self.expr(a) for a in e.args])
+        if isinstance(e, ast.Subscript):
+            base = self.expr(e.value)
+            if isinstance(base, ArrayVal):
+                return self.getitem(base, e.slice)
+            base = self.scalar(base)
+            if isinstance(base.type, types.BaseTuple):
+                k = _constant_index(e.slice, len(base.type.types))
+                return Val(base.type.types[k], b.extract_value(base.value, k))
+            raise Unsupported("subscript of a scalar")
+        if isinstance(e, ast.Tuple):
+            items = [self.scalar(self.expr(x)) for x in e.elts]
+            return self.tuple_of(items)
+        raise Unsupported(type(e).__name__)
+
+    def tuple_of(self, items: list) -> Val:
+        t = types.BaseTuple.from_types([i.type for i in items])
+        out = ir.Constant(llvm_type(t), ir.Undefined)
+        for k, i in enumerate(items):
+            out = self.b.insert_value(out, i.value, k)
+        return Val(t, out)
+
+    def attribute(self, base, name: str):
+        if isinstance(base, Global):
+            try:
+                return global_value(getattr(base.obj, name))
+            except AttributeError:
+                raise Unsupported(f"attribute {name}") from None
+        if isinstance(base, ArrayVal):
+            return calls.array_attribute(self, base, name)
+        raise Unsupported(f"attribute {name} of a scalar")
+
+    def binop(self, op, x, y) -> Val:
+        x, y = self.scalar(x), self.scalar(y)
+        sig = resolve(op, (x.type, y.type))
+        b = self.b
+        x, y = cast(b, x, sig.args[0]), cast(b, y, sig.args[1])
+        t, rt = sig.args[0], sig.return_type
+        fm = ("contract",) if self.frame.fastmath else ()
+        a, c = x.value, y.value
+        if is_float(t):
+            if op is operator.add:
+                return Val(rt, b.fadd(a, c, flags=fm))
+            if op is operator.sub:
+                return Val(rt, b.fsub(a, c, flags=fm))
+            if op is operator.mul:
+                return Val(rt, b.fmul(a, c, flags=fm))
+            if op is operator.truediv:
+                return Val(rt, b.fdiv(a, c, flags=fm))
+            if op is operator.pow and sig.args[1] == t:
+                return Val(rt, calls.intrinsic_call(b, "llvm.pow", t, [a, c]))
+            raise Unsupported(f"float {op.__name__}")
+        if op in (operator.lshift, operator.rshift) and is_int(rt):
+            # Numba shifts in the result's type, whatever the amount's
+            a, c = cast(b, x, rt).value, cast(b, y, rt).value
+            if op is operator.lshift:
+                return Val(rt, b.shl(a, c))
+            return Val(rt, (b.ashr if rt.signed else b.lshr)(a, c))
+        if not (is_int(t) or t == types.boolean) or t != sig.args[1]:
+            raise Unsupported(f"{op.__name__} on {sig.args}")
+        signed = is_int(t) and t.signed
+        if op is operator.add:
+            return Val(rt, b.add(a, c))
+        if op is operator.sub:
+            return Val(rt, b.sub(a, c))
+        if op is operator.mul:
+            return Val(rt, b.mul(a, c))
+        if op is operator.and_:
+            return Val(rt, b.and_(a, c))
+        if op is operator.or_:
+            return Val(rt, b.or_(a, c))
+        if op is operator.xor:
+            return Val(rt, b.xor(a, c))
+        if op in (operator.floordiv, operator.mod):
+            return Val(rt, calls.int_divide(b, op is operator.mod, a, c, signed))
+        raise Unsupported(f"integer {op.__name__}")
+
+    def unaryop(self, op, x: Val) -> Val:
+        b = self.b
+        if isinstance(op, ast.Not):
+            return Val(types.boolean, b.not_(truth(b, x)))
+        if isinstance(op, ast.UAdd):
+            return x
+        fn = operator.neg if isinstance(op, ast.USub) else operator.invert
+        sig = resolve(fn, (x.type,))
+        x = cast(b, x, sig.args[0])
+        if fn is operator.neg:
+            if is_float(x.type):
+                return Val(sig.return_type, b.fneg(x.value))
+            return cast(b, Val(x.type, b.neg(x.value)), sig.return_type)
+        return cast(b, Val(x.type, b.not_(x.value)), sig.return_type)
+
+    def compare(self, e: ast.Compare) -> Val:
+        left = self.scalar(self.expr(e.left))
+        result = None
+        for opnode, right_node in zip(e.ops, e.comparators):
+            op = _CMPOPS.get(type(opnode))
+            if op is None:
+                raise Unsupported("comparison")
+            right = self.scalar(self.expr(right_node))
+            c = self.compare_values(op, left, right)
+            result = c if result is None else self.b.and_(result, c)
+            left = right
+        return Val(types.boolean, result)
+
+    def compare_values(self, op, x: Val, y: Val):
+        sig = resolve(op, (x.type, y.type))
+        b = self.b
+        x, y = cast(b, x, sig.args[0]), cast(b, y, sig.args[1])
+        t = sig.args[0]
+        if is_float(t):
+            if op is operator.ne:
+                return b.fcmp_unordered("!=", x.value, y.value)
+            return b.fcmp_ordered(_ICMP[op], x.value, y.value)
+        if t == types.boolean or (is_int(t) and not t.signed):
+            return b.icmp_unsigned(_ICMP[op], x.value, y.value)
+        if is_int(t):
+            return b.icmp_signed(_ICMP[op], x.value, y.value)
+        raise Unsupported(f"comparison of {t}")
+
+    def boolop(self, e: ast.BoolOp) -> Val:
+        """``a and b`` / ``a or b`` of booleans, short-circuited (the right side may read an
+        array at an index the left side checks)."""
+        b = self.b
+        is_and = isinstance(e.op, ast.And)
+        end = self.fn.append_basic_block("boolop.end")
+        incoming = []
+        for k, node in enumerate(e.values):
+            v = self.scalar(self.expr(node))
+            if v.type != types.boolean:
+                raise Unsupported("and/or of non-booleans")
+            incoming.append((v.value, b.block))
+            if k == len(e.values) - 1:
+                b.branch(end)
+            else:
+                nxt = self.fn.append_basic_block("boolop.next")
+                if is_and:
+                    b.cbranch(v.value, nxt, end)
+                else:
+                    b.cbranch(v.value, end, nxt)
+                b.position_at_end(nxt)
+        b.position_at_end(end)
+        phi = b.phi(I1)
+        for val, block in incoming:
+            phi.add_incoming(val, block)
+        return Val(types.boolean, phi)
+
+    def ifexp(self, e: ast.IfExp) -> Val:
+        """``a if c else b``: only the chosen side is computed (it may load from an array at
+        an index the condition checks); LLVM makes a select of it where that is safe."""
+        b = self.b
+        cond = truth(b, self.scalar(self.expr(e.test)))
+        then = self.fn.append_basic_block("ifexp.then")
+        other = self.fn.append_basic_block("ifexp.else")
+        end = self.fn.append_basic_block("ifexp.end")
+        b.cbranch(cond, then, other)
+        results = []
+        for block, node in ((then, e.body), (other, e.orelse)):
+            b.position_at_end(block)
+            results.append(self.scalar(self.expr(node)))
+            results[-1] = (results[-1], b.block)
+        t = unify(results[0][0].type, results[1][0].type)
+        vals = []
+        for v, block in results:
+            b.position_at_end(block)
+            vals.append((cast(b, v, t).value, b.block))
+            b.branch(end)
+        b.position_at_end(end)
+        phi = b.phi(llvm_type(t))
+        for val, block in vals:
+            phi.add_incoming(val, block)
+        return Val(t, phi)
+
+    # -- arrays ----------------------------------------------------------------------------
+    def getitem(self, a: ArrayVal, index):
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if any(isinstance(p, ast.Slice) for p in parts):
+            return calls.slice_view(self, a, parts)
+        ptr = self.element_pointer(a, parts)
+        return calls.load_element(self.b, a.dtype, ptr)
+
+    def setitem(self, a: ArrayVal, index, v):
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if any(isinstance(p, ast.Slice) for p in parts):
+            calls.fill(self, calls.slice_view(self, a, parts), self.scalar(v))
+            return
+        if not a.type.mutable:
+            raise Unsupported("store into a read-only array")
+        ptr = self.element_pointer(a, parts)
+        calls.store_element(self.b, a.dtype, ptr, cast(self.b, self.scalar(v), a.dtype))
+
+    def element_pointer(self, a: ArrayVal, parts: list):
+        if len(parts) != a.type.ndim:
+            raise Unsupported("indexing with fewer or more indices than dimensions")
+        idx = []
+        for k, p in enumerate(parts):
+            v = self.scalar(self.expr(p))
+            if not is_int(v.type):
+                raise Unsupported("a non-integer index")
+            # Numba's wraparound: a negative signed index counts from the end
+            wraps = v.type.signed and not (isinstance(p, ast.Constant) and p.value >= 0)
+            v = cast(self.b, v, types.int64 if v.type.signed else types.uint64).value
+            if wraps:
+                neg = self.b.icmp_signed("<", v, I64(0))
+                v = self.b.select(neg, self.b.add(v, a.shape[k]), v)
+            idx.append(v)
+        return calls.address(self.b, a, idx)
+
+    # -- calls -----------------------------------------------------------------------------
+    def call(self, fn, args: list):
+        if isinstance(fn, Method):
+            return calls.array_method(self, fn, args)
+        if not isinstance(fn, Global):
+            raise Unsupported("calling a value")
+        obj = fn.obj
+        if isinstance(obj, Dispatcher):
+            return self.inline(obj.py_func, [self.argument(a) for a in args],
+                               fastmath=_fastmath_of(obj, self.frame.fastmath))
+        if isinstance(obj, _Intrinsic):
+            return calls.intrinsic(self, obj, [self.argument(a) for a in args])
+        return calls.builtin(self, obj, args)
+
+    def argument(self, a):
+        if isinstance(a, ArrayVal):
+            return a
+        return self.scalar(a)
+
+    def inline(self, py_func, args: list, fastmath: bool):
+        """The value of ``py_func(*args)``, its body lowered here with its own variables."""
+        fndef, globals_ = _parsed(py_func)
+        params = [a.arg for a in fndef.args.args]
+        if len(params) != len(args) or fndef.args.vararg or fndef.args.kwonlyargs:
+            raise Unsupported(f"call of {py_func.__name__} with other arguments")
+        self.inline_count += 1
+        frame = _Frame(globals_, f"{py_func.__name__}.{self.inline_count}.", fastmath)
+        frame.ret_block = self.fn.append_basic_block(f"{py_func.__name__}.ret")
+        caller, self.frame = self.frame, frame
+        try:
+            for name, v in zip(params, args):
+                self.assign(frame, name, v)
+            self.statements(fndef.body)
+            if not self.b.block.is_terminated:
+                self.b.branch(frame.ret_block)
+            self.b.position_at_end(frame.ret_block)
+            if frame.ret_var:
+                return self.read(frame, "$ret")
+            return Val(types.none, None)
+        finally:
+            self.frame = caller
+
+
+def _unify_arrays(a, b):
+    if not isinstance(a, types.Array) or a.dtype != b.dtype or a.ndim != b.ndim:
+        raise Unsupported(f"cannot unify {a} and {b}")
+    layout = a.layout if a.layout == b.layout else "A"
+    return types.Array(a.dtype, a.ndim, layout, readonly=not (a.mutable and b.mutable))
+
+
+def _constant_index(node, n: int) -> int:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant):
+        k = -node.operand.value
+    elif isinstance(node, ast.Constant):
+        k = node.value
+    else:
+        raise Unsupported("a tuple index that is not a constant")
+    if not isinstance(k, int) or not -n <= k < n:
+        raise Unsupported("tuple index out of range")
+    return k % n
+
+
+def _fastmath_of(dispatcher, caller: bool) -> bool:
+    """An ``inline="always"`` helper is compiled with its caller's flags (Numba inlines it
+    before lowering); any other with its own."""
+    opts = dispatcher.targetoptions
+    if opts.get("inline") == "always":
+        return caller
+    fm = opts.get("fastmath")
+    return bool(fm) and (fm is True or "contract" in fm)
+
+
+_PARSED: dict = {}
+
+
+def _parsed(py_func):
+    if py_func not in _PARSED:
+        try:
+            src = textwrap.dedent(inspect.getsource(py_func))
+        except (OSError, TypeError):
+            raise Unsupported(f"no source of {py_func.__name__}") from None
+        fndef = ast.parse(src).body[0]
+        if not isinstance(fndef, ast.FunctionDef):
+            raise Unsupported(f"{py_func.__name__} is not a plain function")
+        globals_ = dict(py_func.__globals__)
+        if py_func.__closure__:
+            for name, cell in zip(py_func.__code__.co_freevars, py_func.__closure__):
+                globals_[name] = cell.cell_contents
+        _PARSED[py_func] = (fndef, globals_)
+    return _PARSED[py_func]
+
+
+def python_value(x) -> Val:
+    """A Python or NumPy number (or tuple of them) named in the source, as a constant."""
+    return constant(typeof_constant(x), x)
+
+
+def global_value(x):
+    if isinstance(x, (bool, int, float, np.generic)) or (
+            isinstance(x, tuple) and x and all(isinstance(e, (bool, int, float, np.generic))
+                                               for e in x)):
+        return python_value(x)
+    return Global(x)
+
