@@ -13,3 +13,21 @@ settings.register_profile(
     "default", deadline=None, max_examples=int(os.environ.get("TRACEJIT_HYPOTHESIS_EXAMPLES", 40)),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("default")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _direct_compiler_had_no_internal_error():
+    """codegen/direct sends a kernel it fails on to Numba, so a bug in it would only show as
+    a slower compile: fail the run instead."""
+    yield
+    from tracejit.codegen import direct
+    report = os.environ.get("TRACEJIT_DIRECT_REFUSALS")    # a file to list the reasons in
+    if report:
+        with open(report, "a") as f:
+            f.writelines(f"{why}\n" for why in direct.refused().values())
+    errors = {why for why in direct.refused().values()
+              if why.startswith(direct.INTERNAL_ERROR)}
+    assert not errors, errors

@@ -140,7 +140,9 @@ WARM_SCRIPT = textwrap.dedent("""
 
 
 def _run_script(script: str, cache_dir) -> list:
-    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir))
+    """The script's output in a new process that compiles kernels with Numba (warm_load.py
+    is Numba's warm path)."""
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir), TRACEJIT_DIRECT="0")
     return subprocess.run([sys.executable, "-c", script], env=env, text=True,
                           capture_output=True, check=True).stdout.split()
 

@@ -30,7 +30,7 @@ from numba import types
 from .threads import blocks, default_threads
 
 # Slots of the control array.
-SEQ, NEXT, DONE, TRAMP, BUF, FN, SPAN, NBLOCKS, BASE = range(9)
+SEQ, NEXT, DONE, TRAMP, BUF, FN, SPAN, NBLOCKS, BASE, FAILED = range(10)
 # After its last block a worker spins: first with the CPU's pause hint (a hand-off within
 # microseconds), then yielding its core to any other runnable thread (on a machine that others
 # keep busy a spinning worker must not take their core), then it sleeps.
@@ -57,7 +57,8 @@ while True:
         break
     if atomic_claim(ctrl, {NEXT}, t):
         b = t - base
-        call_address(tramp, (bufaddr, fn, b * span // n, (b + 1) * span // n))
+        if call_address(tramp, (bufaddr, fn, b * span // n, (b + 1) * span // n)) != 0:
+            atomic_store(ctrl, {FAILED}, 1)   # a kernel's exception: see NativePool.run
         atomic_add(ctrl, {DONE}, 1)
 """
 
@@ -250,6 +251,12 @@ class NativePool:
                     wake.set()
             buf = job.buffer(args)           # alive until every block is done
             self.post(self.ctrl, buf, job.tramp, job.fn, span, chunks)
+            if self.ctrl[FAILED]:
+                # A block returned a nonzero status (codegen/direct's kernels return the code
+                # of the exception they raise): run the kernel again from Python, which
+                # raises it with its message.
+                self.ctrl[FAILED] = 0
+                job.kernel(*args, 0, span)
         finally:
             self._lock.release()
 

@@ -34,28 +34,10 @@ class Program:
         # Programs of other functions (in other threads too) share kernels when their code is
         # the same: one at a time loads, checks and compiles them.
         with cache.lock:
-            if in_process_only:
-                self.modules = [cache.loaded(src) for src in plan.kernel_sources]
-                if not _in_process(plan.kernel_sources, self.modules, plan.signatures):
-                    raise NotCached()
-            else:
-                self.modules = [cache.load(src) for src in plan.kernel_sources]
-            # Kernels the direct compiler takes skip Numba (codegen/direct); the rest compile
-            # there as before.
-            self.direct = _direct_kernels(plan, self.modules, in_process_only)
-            numba_kernels = [k for k, d in enumerate(self.direct) if d is None]
-            with warnings.catch_warnings():
-                # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
-                # act on, not the user's: benchmarks/profile_plan.py is where it shows.
-                warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                _compile_missing([plan.kernel_sources[k] for k in numba_kernels],
-                                 [self.modules[k] for k in numba_kernels],
-                                 [plan.signatures[k] for k in numba_kernels])
-                for mod in [self.modules[k] for k in numba_kernels]:
-                    # Only the planned signature runs: other argument types (a read-only
-                    # array) raise TypeError instead of compiling the kernel again.
-                    mod.kernel.disable_compile()
-            cache.seal(self.modules)
+            compiled = _Compiled(plan.kernel_sources, plan.signatures, in_process_only)
+        self.modules, self.direct = compiled.modules, compiled.direct
+        self.kernels = [compiled.callable(k) for k in range(len(self.modules))]
+        self._address = compiled.address
         # Parallel kernels run on threads.py's pool until the native hand-off's modules are
         # ready: they are loaded or compiled in the background once the first call has
         # returned (before, the compile took the GIL from the first call: chain 1.06 -> 1.45 s).
@@ -63,8 +45,6 @@ class Program:
         tramps = _trampolines(plan)
         if not tramps:
             runner.ready.set()
-        self.kernels = [d.py if d is not None else m.kernel
-                        for d, m in zip(self.direct, self.modules)]
         self._handoff = None if not tramps else (
             lambda: _in_background(lambda: _prepare_handoff(plan, self, tramps, runner)))
         self.entry = _entry(plan, self, runner)
@@ -138,27 +118,47 @@ class Program:
         return "\n".join(parts + [f"# entry\n{self.plan.source}"])
 
 
-def _direct_kernels(plan: Plan, modules: list, in_process_only: bool) -> list:
-    """Each kernel compiled by codegen/direct (or loaded: from this process, or the disk),
-    or None where Numba compiles it."""
-    from . import direct
-    out = []
-    for src, mod, sig in zip(plan.kernel_sources, modules, plan.signatures):
+class _Compiled:
+    """Generated modules, each compiled for one signature: by codegen/direct where it can,
+    else by Numba (here and in worker processes at once, or loaded from the disk cache)."""
+
+    def __init__(self, sources: list, signatures: list, in_process_only: bool = False):
+        from . import direct
         if in_process_only:
-            out.append(direct.loaded(src, sig))
+            self.modules = [cache.loaded(src) for src in sources]
+            if not _in_process(sources, self.modules, signatures):
+                raise NotCached()
+            self.direct = [direct.loaded(src, sig) for src, sig in zip(sources, signatures)]
         else:
-            out.append(direct.build(src, sig, mod.__dict__, cache.direct_folder(mod),
-                                    cache.VERSION))
-    return out
+            self.modules = [cache.load(src) for src in sources]
+            self.direct = direct.build_all(
+                [(src, sig, mod.__dict__, cache.direct_folder(mod), cache.VERSION)
+                 for src, mod, sig in zip(sources, self.modules, signatures)])
+        self.signatures = signatures
+        numba = [k for k, d in enumerate(self.direct) if d is None]
+        with warnings.catch_warnings():
+            # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
+            # act on, not the user's: benchmarks/profile_plan.py is where it shows.
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+            _compile_missing([sources[k] for k in numba], [self.modules[k] for k in numba],
+                             [signatures[k] for k in numba])
+            for k in numba:
+                # Only the planned signature runs: other argument types (a read-only
+                # array) raise TypeError instead of compiling the kernel again.
+                self.modules[k].kernel.disable_compile()
+        cache.seal([self.modules[k] for k in numba])
 
+    def callable(self, k: int):
+        d = self.direct[k]
+        return d.py if d is not None else self.modules[k].kernel
 
-def _address(program, k: int) -> int | None:
-    """The address of kernel ``k``'s C entry point (a direct kernel's, or Numba's C
-    wrapper), for native code that calls it."""
-    d = program.direct[k]
-    if d is not None:
-        return d.address
-    return handoff.wrapper_address(program.modules[k].kernel, program.plan.signatures[k])
+    def address(self, k: int) -> int | None:
+        """The address of module ``k``'s C entry point (a direct kernel's, or the C wrapper
+        of Numba's), for native code that calls it."""
+        d = self.direct[k]
+        if d is not None:
+            return d.address
+        return handoff.wrapper_address(self.modules[k].kernel, self.signatures[k])
 
 
 def _compile_missing(sources: list, modules: list, signatures: list):
@@ -216,22 +216,18 @@ def _prepare_handoff(plan: Plan, program, tramps: dict, runner):
     helpers.update((src, handoff.TRAMPOLINE_SIGNATURE) for src in tramps.values())
     try:
         with cache.lock:
-            helper_modules = [cache.load(src) for src in helpers]
-            _compile_missing(list(helpers), helper_modules, list(helpers.values()))
-            for mod in helper_modules:
-                mod.kernel.disable_compile()
-            cache.seal(helper_modules)
-        by_source = dict(zip(helpers, helper_modules))
+            compiled = _Compiled(list(helpers), list(helpers.values()))
+        index = {src: k for k, src in enumerate(helpers)}
         native = handoff.native_pool
-        native.serve = by_source[handoff.SERVE_SOURCE].kernel
-        native.post = by_source[handoff.POST_SOURCE].kernel
+        native.serve = compiled.callable(index[handoff.SERVE_SOURCE])
+        native.post = compiled.callable(index[handoff.POST_SOURCE])
         jobs = {}
         for k, src in tramps.items():
             sig, kernel = plan.signatures[k], program.kernels[k]
-            fn = _address(program, k)
+            fn = program._address(k)
             if fn is None:
                 continue
-            tramp = handoff.wrapper_address(by_source[src].kernel, handoff.TRAMPOLINE_SIGNATURE)
+            tramp = compiled.address(index[src])
             if tramp is not None:
                 jobs[kernel] = handoff.Job(kernel, fn, tramp, sig)
         runner.jobs = jobs
@@ -251,7 +247,7 @@ def _entry(plan: Plan, program, runner):
     namespace = {"np": np, "pool": runner, "ArgumentMismatch": ArgumentMismatch,
                  **plan.globals, **{f"k{i}": k for i, k in enumerate(program.kernels)}}
     for j in plan.addressed:                 # kernels a native loop calls by address
-        address = _address(program, j)
+        address = program._address(j)
         if address is None:
             raise RuntimeError(f"kernel k{j} has no C wrapper to call by address")
         namespace[f"A{j}"] = address

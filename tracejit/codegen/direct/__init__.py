@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import threading
 
 from .values import Unsupported
 
 _built: dict = {}              # (source, signature) -> DirectKernel or None (Numba's)
 _counts = {"compiled": 0, "loaded": 0}
+_refused: dict = {}            # (source, signature) -> why Numba compiles it
+INTERNAL_ERROR = "internal error"
 _lock = threading.Lock()
+_building: dict = {}           # key -> Event, while one thread builds it
+_lowering = threading.Lock()   # lowering to IR (Python, and Numba's typing context): one at a time
 _enabled = None
 
 
@@ -53,24 +58,68 @@ def build(source: str, signature: tuple, namespace: dict, folder=None,
     """The kernel ``kernel`` of ``source`` (executed as ``namespace``) compiled for
     ``signature``, or None where the direct compiler does not handle it. ``folder`` keeps
     machine code between processes; ``version`` is the code generator's (cache.VERSION),
-    part of the cache key."""
+    part of the cache key. Threads may build at once: each kernel is built once."""
     if not enabled():
         return None
     key = (source, tuple(signature))
     with _lock:
         if key in _built:
             return _built[key]
-        try:
-            kernel = _compile(source, tuple(signature), namespace, folder, version)
-        except Unsupported:
-            kernel = None
+        pending = _building.get(key)
+        if pending is None:
+            pending = _building[key] = threading.Event()
+            mine = True
+        else:
+            mine = False
+    if not mine:
+        pending.wait()
+        return _built[key]
+    try:
+        kernel = _compile(source, tuple(signature), namespace, folder, version)
+    except Unsupported as e:
+        kernel = None
+        _refused[key] = str(e)
+    except Exception as e:               # noqa: BLE001 (a bug here must not stop the user)
+        # Numba compiles it instead; tests/conftest.py fails the run on any of these.
+        kernel = None
+        _refused[key] = f"{INTERNAL_ERROR}: {type(e).__name__}: {e}"
+    with _lock:
         _built[key] = kernel
-        return kernel
+        del _building[key]
+    pending.set()
+    return kernel
+
+
+def build_all(items: list) -> list:
+    """``build(*item)`` for each item, on as many threads as there are CPUs: LLVM's
+    optimization and code generation (about two thirds of a kernel's compile) run without
+    the GIL, so a thread lowers the next kernel to IR while another is in LLVM."""
+    if len(items) < 2 or not enabled():
+        return [build(*item) for item in items]
+    return list(_executor().map(lambda item: build(*item), items))
+
+
+_pool = None
+
+
+def _executor():
+    global _pool
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)),
+                                   thread_name_prefix="tracejit-direct")
+    return _pool
 
 
 def stats() -> dict:
     """Kernels this process compiled with LLVM, and loaded as machine code from the disk."""
     return dict(_counts)
+
+
+def refused() -> dict:
+    """Why each kernel this process sent to Numba was not compiled directly:
+    {(source, signature): reason}."""
+    return dict(_refused)
 
 
 def loaded(source: str, signature: tuple) -> DirectKernel | None:
@@ -84,9 +133,10 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
     key = f"{version}|{source}|{signature}"
     name = "tracejit_direct_" + hashlib.sha256(key.encode()).hexdigest()[:24]
     register_symbols()
-    (address, py_address), cached = engine.load(
-        key, [name, name + "_py"], folder,
-        lambda: _module_ir(name, source, signature, namespace, engine.target().magic_tuple))
+    def make_ir():
+        with _lowering:
+            return _module_ir(name, source, signature, namespace, engine.target().magic_tuple)
+    (address, py_address), cached = engine.load(key, [name, name + "_py"], folder, make_ir)
     py, keep = python_function(py_address, "kernel")
     _counts["loaded" if cached else "compiled"] += 1
     return DirectKernel(name, address, py, keep, cached)
@@ -103,6 +153,7 @@ def _module_ir(name: str, source: str, signature: tuple, namespace: dict, target
     vartypes: dict = {}
     for _ in range(8):
         module = ir.Module(name=name)
+        module.triple = target[0]                # intrinsics choose instructions by it
         low = FunctionLowerer(module, vartypes, target)
         try:
             kernel = low.lower(name, fndef, namespace, signature, fastmath)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -18,7 +19,7 @@ from numba.np.numpy_support import from_dtype
 
 from .numba_typing import resolve, typing_context
 from .values import (F32, F64, I8, I32, I64, ArrayVal, Global, Method, Unsupported, Val, cast,
-                     constant, is_float, is_int, llvm_type, storage_type)
+                     array_struct, constant, is_float, is_int, llvm_type, storage_type)
 
 # -- element access --------------------------------------------------------------------------
 
@@ -57,6 +58,20 @@ def store_element(b, dtype, ptr, v: Val):
     b.store(x, ptr)
 
 
+def array_struct_value(b, a: ArrayVal):
+    """``a`` as Numba's array struct (no meminfo, no parent): how kernels take arrays."""
+    st = array_struct(a.type)
+    v = ir.Constant(st, None)
+    n = I64(1)
+    for k in range(a.type.ndim):
+        n = b.mul(n, a.shape[k])
+        v = b.insert_value(v, a.shape[k], (5, k))
+        v = b.insert_value(v, a.strides[k], (6, k))
+    v = b.insert_value(v, n, 2)
+    v = b.insert_value(v, I64(_itemsize(a.dtype)), 3)
+    return b.insert_value(v, a.data, 4)
+
+
 def _strides_c(b, shape: list, itemsize: int) -> list:
     strides, step = [], I64(itemsize)
     for n in reversed(shape):
@@ -89,7 +104,16 @@ def array_attribute(low, a: ArrayVal, name: str):
         return Val(types.int64, n)
     if name == "reshape":
         return Method(a, name)
+    if name == "ctypes":
+        return Method(a, name)        # only for ``.ctypes.data``
     raise Unsupported(f"array attribute {name}")
+
+
+def ctypes_attribute(low, m, name: str) -> Val:
+    """``a.ctypes.data``: the address of the array's data, as Numba types it (uintp)."""
+    if m.name != "ctypes" or name != "data":
+        raise Unsupported(f"attribute {name}")
+    return Val(types.uintp, low.b.ptrtoint(m.array.data, I64))
 
 
 def array_method(low, m, args: list):
@@ -264,6 +288,8 @@ def builtin(low, obj, args: list):
                         zero=obj is np.zeros)
     if obj is np.ascontiguousarray and len(args) == 1 and isinstance(args[0], ArrayVal):
         return contiguous(low, args[0])
+    if obj is numba.carray and len(args) == 2:
+        return _carray(low, low.scalar(args[0]), _shape_argument(low, args[1]))
     if any(isinstance(a, ArrayVal) for a in args):
         raise Unsupported(f"{getattr(obj, '__name__', obj)} of an array")
     vals = [low.scalar(a) for a in args]
@@ -281,6 +307,15 @@ def builtin(low, obj, args: list):
     if obj is getattr(math, name or "", None) or obj is getattr(np, name or "", None):
         return _math(low, obj, name, vals)
     raise Unsupported(f"call of {name or obj!r}")
+
+
+def _carray(low, ptr: Val, shape: list) -> ArrayVal:
+    """``numba.carray(pointer, shape)``: a C-contiguous array over memory at a pointer."""
+    if not isinstance(ptr.type, types.CPointer):
+        raise Unsupported("carray of a non-pointer")
+    dtype = ptr.type.dtype
+    return ArrayVal(types.Array(dtype, len(shape), "C"), ptr.value, shape,
+                    _strides_c(low.b, shape, _itemsize(dtype)))
 
 
 def _minmax(low, fn, vals):
@@ -402,7 +437,7 @@ class IntrinsicContext:
         return self.low.target
 
     def get_value_type(self, t):
-        return llvm_type(t)
+        return array_struct(t) if isinstance(t, types.Array) else llvm_type(t)
 
     def get_dummy_value(self):
         return ir.Constant(I8.as_pointer(), None)

@@ -7,8 +7,10 @@ depends on (the IR, which holds the kernel source's meaning, and the target's CP
 features); its first 32 bytes are the SHA-256 of the rest, so a torn or corrupt file is
 detected, deleted and compiled again.
 
-LLVM runs under ``_lock``, in a context of our own: Numba may be compiling in another thread
-in its global context at the same time, and llvmlite releases the GIL inside LLVM.
+Each compile parses into an LLVM context of its own and each thread has its own target
+machine: several threads compile at once (llvmlite releases the GIL inside LLVM), and Numba
+may compile in its global context meanwhile. Adding machine code to the engine takes
+``_lock``.
 """
 from __future__ import annotations
 
@@ -32,9 +34,10 @@ class _Target:
         self.cpu = llvm.get_host_cpu_name()
         self.features = get_host_cpu_features()
         target = llvm.Target.from_triple(self.triple)
-        reloc = "static" if target.name.startswith("x86") else "default"
+        self.reloc = "static" if target.name.startswith("x86") else "default"
         self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=3,
-                                               reloc=reloc, codemodel="jitdefault", jit=True)
+                                               reloc=self.reloc, codemodel="jitdefault",
+                                               jit=True)
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.key = hashlib.sha256(f"{self.triple}|{self.cpu}|{self.features}|"
                                   f"{llvmlite.__version__}".encode()).hexdigest()
@@ -54,20 +57,34 @@ def target() -> _Target:
     return _state
 
 
+_per_thread = threading.local()
+
+
+def _machine(t: _Target):
+    """This thread's target machine (threads compile at once; LLVM's are not shared)."""
+    tm = getattr(_per_thread, "tm", None)
+    if tm is None:
+        tm = _per_thread.tm = llvm.Target.from_triple(t.triple).create_target_machine(
+            cpu=t.cpu, features=t.features, opt=3, reloc=t.reloc, codemodel="jitdefault",
+            jit=True)
+    return tm
+
+
 def _optimized_object(ir_text: str) -> bytes:
     t = target()
+    tm = _machine(t)
     ctx = llvm.create_context()
     mod = llvm.parse_assembly(ir_text, context=ctx)
     mod.verify()
     mod.triple = t.triple
-    mod.data_layout = str(t.tm.target_data)
+    mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options()
     pto.speed_level = 3
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(t.tm, pto)
+    pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
-    return t.tm.emit_object(mod)
+    return tm.emit_object(mod)
 
 
 def load(key: str, names: list, folder: Path | None, make_ir) -> tuple[list, bool]:
@@ -80,9 +97,7 @@ def load(key: str, names: list, folder: Path | None, make_ir) -> tuple[list, boo
     obj = _read(path)
     cached = obj is not None
     if obj is None:
-        ir_text = make_ir()
-        with _lock:
-            obj = _optimized_object(ir_text)
+        obj = _optimized_object(make_ir())
         _write(path, obj)
     with _lock:
         t.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))

@@ -67,6 +67,7 @@ class FunctionLowerer:
         self.errors: list = []           # (exception class, message) per status code - 1
         self.slots: dict = {}
         self.allocations: list = []
+        self.returns_values = False
         self.inline_count = 0
 
     # -- entry -----------------------------------------------------------------------------
@@ -96,6 +97,8 @@ class FunctionLowerer:
         self.statements(fndef.body)
         if not self.b.block.is_terminated:
             self.finish(I64(0))
+        if self.errors and self.returns_values:
+            raise Unsupported("a kernel that raises and returns values other than 0")
         # other builders (cgutils' allocas for Numba intrinsics) append to the entry block too
         self.alloca_builder.position_at_end(entry)
         self.alloca_builder.branch(body)
@@ -231,7 +234,16 @@ class FunctionLowerer:
         if not (isinstance(v, Val) and isinstance(v.type, types.BaseTuple)
                 and len(v.type.types) == n):
             raise Unsupported("unpacking")
-        return [Val(t, self.b.extract_value(v.value, k)) for k, t in enumerate(v.type.types)]
+        return [self.item(v, k) for k in range(n)]
+
+    def item(self, v: Val, k: int):
+        """Item ``k`` of a tuple: a scalar, or an array from its struct."""
+        t, x = v.type.types[k], self.b.extract_value(v.value, k)
+        if isinstance(t, types.Array):
+            return ArrayVal(t, self.b.extract_value(x, 4),
+                            [self.b.extract_value(x, (5, d)) for d in range(t.ndim)],
+                            [self.b.extract_value(x, (6, d)) for d in range(t.ndim)])
+        return Val(t, x)
 
     def if_statement(self, st: ast.If):
         cond = truth(self.b, self.scalar(self.expr(st.test)))
@@ -308,12 +320,16 @@ class FunctionLowerer:
 
     def return_statement(self, st: ast.Return):
         f = self.frame
-        if f.ret_block is None:                  # the kernel itself: it returns 0
-            v = self.expr(st.value) if st.value is not None else None
-            if not (isinstance(v, Val) and is_int(v.type)
-                    and isinstance(st.value, ast.Constant) and st.value.value == 0):
-                raise Unsupported("a kernel that returns something other than 0")
-            self.finish(I64(0))
+        if f.ret_block is None:
+            # The kernel itself returns an int64: 0 from generated kernels, whose nonzero
+            # returns are the codes of the exceptions they raise; any value from one that
+            # raises nothing (the hand-off's runtime, handoff.py)
+            v = self.scalar(self.expr(st.value)) if st.value is not None else None
+            if not (isinstance(v, Val) and (is_int(v.type) or v.type == types.boolean)):
+                raise Unsupported("a kernel that returns no integer")
+            if not (isinstance(st.value, ast.Constant) and st.value.value == 0):
+                self.returns_values = True
+            self.finish(cast(self.b, v, types.int64).value)
             return
         if st.value is not None:
             v = self.expr(st.value)
@@ -345,7 +361,7 @@ class FunctionLowerer:
         return v
 
     def expr(self, e):
-        b, f = self.b, self.frame
+        f = self.frame
         if isinstance(e, ast.Constant):
             if isinstance(e.value, (str, type(None))):
                 return Global(e.value)
@@ -378,19 +394,20 @@ class FunctionLowerer:
                 return self.getitem(base, e.slice)
             base = self.scalar(base)
             if isinstance(base.type, types.BaseTuple):
-                k = _constant_index(e.slice, len(base.type.types))
-                return Val(base.type.types[k], b.extract_value(base.value, k))
+                return self.item(base, _constant_index(e.slice, len(base.type.types)))
             raise Unsupported("subscript of a scalar")
         if isinstance(e, ast.Tuple):
-            items = [self.scalar(self.expr(x)) for x in e.elts]
-            return self.tuple_of(items)
+            return self.tuple_of([self.argument(self.expr(x)) for x in e.elts])
         raise Unsupported(type(e).__name__)
 
     def tuple_of(self, items: list) -> Val:
+        """A tuple of scalars, or of arrays as Numba's array structs (what ``call_address``
+        passes on to a kernel)."""
         t = types.BaseTuple.from_types([i.type for i in items])
         out = ir.Constant(llvm_type(t), ir.Undefined)
         for k, i in enumerate(items):
-            out = self.b.insert_value(out, i.value, k)
+            value = calls.array_struct_value(self.b, i) if isinstance(i, ArrayVal) else i.value
+            out = self.b.insert_value(out, value, k)
         return Val(t, out)
 
     def attribute(self, base, name: str):
@@ -401,6 +418,8 @@ class FunctionLowerer:
                 raise Unsupported(f"attribute {name}") from None
         if isinstance(base, ArrayVal):
             return calls.array_attribute(self, base, name)
+        if isinstance(base, Method):
+            return calls.ctypes_attribute(self, base, name)
         raise Unsupported(f"attribute {name} of a scalar")
 
     def binop(self, op, x, y) -> Val:
@@ -409,6 +428,8 @@ class FunctionLowerer:
         b = self.b
         x, y = cast(b, x, sig.args[0]), cast(b, y, sig.args[1])
         t, rt = sig.args[0], sig.return_type
+        if op is operator.truediv and is_float(rt) and not is_float(t):
+            x, y, t = cast(b, x, rt), cast(b, y, rt), rt        # int / int: in float64
         fm = ("contract",) if self.frame.fastmath else ()
         a, c = x.value, y.value
         if is_float(t):

@@ -175,6 +175,11 @@ def build_wrapper(module: ir.Module, kernel: ir.Function, name: str, argtypes: t
     state = b.call(_api(module, "PyEval_SaveThread"), [])
     status = b.call(kernel, llargs)
     b.call(_api(module, "PyEval_RestoreThread"), [state])
+    if not errors:                       # the kernel's int64 is its result
+        b.ret(b.call(_api(module, "PyLong_FromLongLong"), [status]))
+        b.position_at_end(fail)
+        _raise(b, module, "PyExc_TypeError", _cstring(module, _BAD_ARGUMENTS, f"{name}.bad"))
+        return fn
     done = fn.append_basic_block("done")
     raised = fn.append_basic_block("raised")
     b.cbranch(b.icmp_signed("==", status, I64(0)), done, raised)
@@ -189,10 +194,12 @@ def build_wrapper(module: ir.Module, kernel: ir.Function, name: str, argtypes: t
         _raise(b, module, _exception_symbol(cls), _cstring(module, message,
                                                            f"{name}.msg{code}"))
     b.position_at_end(fail)
-    _raise(b, module, "PyExc_TypeError", _cstring(
-        module, "tracejit: a kernel was called with arguments of other types or layouts than "
-        "it was compiled for", f"{name}.badargs"))
+    _raise(b, module, "PyExc_TypeError", _cstring(module, _BAD_ARGUMENTS, f"{name}.bad"))
     return fn
+
+
+_BAD_ARGUMENTS = ("tracejit: a kernel was called with arguments of other types or layouts "
+                  "than it was compiled for")
 
 
 def _exception_symbol(cls) -> str:

@@ -31,7 +31,10 @@ def llvm_type(t):
     if t == types.float64:
         return F64
     if isinstance(t, types.BaseTuple):
-        return ir.LiteralStructType([llvm_type(e) for e in t.types])
+        return ir.LiteralStructType([array_struct(e) if isinstance(e, types.Array)
+                                     else llvm_type(e) for e in t.types])
+    if isinstance(t, types.CPointer):
+        return storage_type(t.dtype).as_pointer()
     raise Unsupported(f"no scalar type for {t}")
 
 
