@@ -6,9 +6,11 @@ the NumPy tier running the user's steps. So a program with several kernels to co
 some of them to worker processes while the calling thread compiles the others. A worker is a
 fresh interpreter (``python -m tracejit.codegen.compile_workers``, started with
 ``subprocess``: exec'd at once, so nothing is forked from a process that runs BLAS or OpenMP
-threads) that loads the generated module from the kernel cache folder, compiles it with
-``cache=True`` and seals its files (cache.py); the parent then loads the machine code from
-the disk cache, after checking its checksums, as a warm start would.
+threads) that loads the generated module from the kernel cache folder and compiles it: with
+codegen/direct where it can (its machine code goes to the folder's ``direct``, checksummed),
+else with Numba's ``cache=True``, sealing its files (cache.py); the parent then loads the
+machine code from the disk cache, after checking its checksums, as a warm start would.
+(llvmlite runs one LLVM call at a time in a process: threads do not compile in parallel.)
 
 Starting a worker costs about a second (importing NumPy and Numba, Numba's first compile), the
 time of three or four kernels, so workers start only for programs with at least
@@ -205,7 +207,7 @@ def _serve():
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                  # stray prints must not corrupt the replies
     inp = sys.stdin.buffer
-    from . import cache
+    from . import cache, direct
     from .blas import resolve_blas
     pickle.dump(cache.VERSION, out)
     out.flush()
@@ -220,8 +222,10 @@ def _serve():
             mod = cache.load(source)
             if not cache.shared_on_disk(mod):
                 raise RuntimeError("the kernel cache folder cannot be written here")
-            mod.kernel.compile(sig)
-            cache.seal([mod])
+            if direct.build(source, sig, mod.__dict__, cache.direct_folder(mod),
+                            cache.VERSION) is None:
+                mod.kernel.compile(sig)
+                cache.seal([mod])
             reply = None
         except Exception:
             reply = traceback.format_exc(limit=4)

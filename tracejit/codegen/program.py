@@ -120,10 +120,12 @@ class Program:
 
 class _Compiled:
     """Generated modules, each compiled for one signature: by codegen/direct where it can,
-    else by Numba (here and in worker processes at once, or loaded from the disk cache)."""
+    else by Numba; loaded from the disk cache if it is there, else compiled here and in
+    worker processes at once (compile_workers.py)."""
 
     def __init__(self, sources: list, signatures: list, in_process_only: bool = False):
         from . import direct
+        self.sources, self.signatures = sources, signatures
         if in_process_only:
             self.modules = [cache.loaded(src) for src in sources]
             if not _in_process(sources, self.modules, signatures):
@@ -131,22 +133,54 @@ class _Compiled:
             self.direct = [direct.loaded(src, sig) for src, sig in zip(sources, signatures)]
         else:
             self.modules = [cache.load(src) for src in sources]
-            self.direct = direct.build_all(
-                [(src, sig, mod.__dict__, cache.direct_folder(mod), cache.VERSION)
-                 for src, mod, sig in zip(sources, self.modules, signatures)])
-        self.signatures = signatures
+            self.direct = [None] * len(sources)
+            with warnings.catch_warnings():
+                # Advice about generated code (e.g. a BLAS call on a strided view) is ours
+                # to act on, not the user's: benchmarks/profile_plan.py is where it shows.
+                warnings.simplefilter("ignore", NumbaPerformanceWarning)
+                self._compile_missing(sources)
         numba = [k for k, d in enumerate(self.direct) if d is None]
-        with warnings.catch_warnings():
-            # Advice about generated code (e.g. a BLAS call on a strided view) is ours to
-            # act on, not the user's: benchmarks/profile_plan.py is where it shows.
-            warnings.simplefilter("ignore", NumbaPerformanceWarning)
-            _compile_missing([sources[k] for k in numba], [self.modules[k] for k in numba],
-                             [signatures[k] for k in numba])
-            for k in numba:
-                # Only the planned signature runs: other argument types (a read-only
-                # array) raise TypeError instead of compiling the kernel again.
-                self.modules[k].kernel.disable_compile()
+        for k in numba:
+            # Only the planned signature runs: other argument types (a read-only array)
+            # raise TypeError instead of compiling the kernel again.
+            self.modules[k].kernel.disable_compile()
         cache.seal([self.modules[k] for k in numba])
+
+    def _direct(self, k: int, compile: bool):
+        from . import direct
+        mod, sig = self.modules[k], self.signatures[k]
+        d = self.direct[k] = direct.build(self.sources[k], sig, mod.__dict__,
+                                          cache.direct_folder(mod), cache.VERSION, compile)
+        return d
+
+    def _compile_missing(self, sources: list):
+        todo, here, again, seen = [], [], [], set()
+        for k, (src, mod, sig) in enumerate(zip(sources, self.modules, self.signatures)):
+            if (mod.__name__, sig) in seen:
+                again.append(k)              # the same kernel twice: built once, below
+                continue
+            seen.add((mod.__name__, sig))
+            kernel = mod.kernel
+            if (self._direct(k, compile=False) is not None or sig in kernel.overloads
+                    or load_cached(kernel, sig)):
+                continue
+            (todo if cache.shared_on_disk(mod) else here).append((src, k, sig))
+
+        def compile_here(k, sig):
+            if self._direct(k, compile=True) is None:
+                self.modules[k].kernel.compile(sig)
+
+        def load_compiled(k, sig):
+            if self._direct(k, compile=False) is not None:
+                return True
+            mod = self.modules[k]
+            return cache.verified(mod) and load_cached(mod.kernel, sig)
+
+        for _, k, sig in here:
+            compile_here(k, sig)
+        compile_all(todo, compile_here, load_compiled)
+        for k in again:
+            self._direct(k, compile=False)
 
     def callable(self, k: int):
         d = self.direct[k]
@@ -159,28 +193,6 @@ class _Compiled:
         if d is not None:
             return d.address
         return handoff.wrapper_address(self.modules[k].kernel, self.signatures[k])
-
-
-def _compile_missing(sources: list, modules: list, signatures: list):
-    """Load or compile each kernel this process does not have yet: from the disk cache if it is
-    there, else compiled here and in worker processes at once (compile_workers.py)."""
-    todo, here, seen = [], [], set()
-    for src, mod, sig in zip(sources, modules, signatures):
-        kernel = mod.kernel
-        if (mod.__name__, sig) in seen or sig in kernel.overloads or load_cached(kernel, sig):
-            continue
-        seen.add((mod.__name__, sig))
-        (todo if cache.shared_on_disk(mod) else here).append((src, mod, sig))
-
-    def compile_here(mod, sig):
-        mod.kernel.compile(sig)
-
-    def load_compiled(mod, sig):
-        return cache.verified(mod) and load_cached(mod.kernel, sig)
-
-    for _, mod, sig in here:
-        compile_here(mod, sig)
-    compile_all(todo, compile_here, load_compiled)
 
 
 def _trampolines(plan: Plan) -> dict:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
 import threading
 
 from .values import Unsupported
@@ -26,7 +25,7 @@ _refused: dict = {}            # (source, signature) -> why Numba compiles it
 INTERNAL_ERROR = "internal error"
 _lock = threading.Lock()
 _building: dict = {}           # key -> Event, while one thread builds it
-_lowering = threading.Lock()   # lowering to IR (Python, and Numba's typing context): one at a time
+_lowering = threading.RLock()  # lowering to IR (Python, and Numba's typing context): one at a time
 _enabled = None
 
 
@@ -53,15 +52,29 @@ def enabled() -> bool:
     return _enabled
 
 
-def build(source: str, signature: tuple, namespace: dict, folder=None,
-          version: str = "") -> DirectKernel | None:
+def build(source: str, signature: tuple, namespace: dict, folder=None, version: str = "",
+          compile: bool = True) -> DirectKernel | None:
     """The kernel ``kernel`` of ``source`` (executed as ``namespace``) compiled for
     ``signature``, or None where the direct compiler does not handle it. ``folder`` keeps
     machine code between processes; ``version`` is the code generator's (cache.VERSION),
-    part of the cache key. Threads may build at once: each kernel is built once."""
+    part of the cache key. ``compile=False``: only from this process or the disk, else None.
+    Threads may build at once: each kernel is built once (llvmlite runs one LLVM call at a
+    time in a process, so compile_workers.py's processes are what compiles in parallel)."""
     if not enabled():
         return None
     key = (source, tuple(signature))
+    with _lock:
+        if key in _built:
+            return _built[key]
+    if not compile:
+        try:
+            kernel = _compile(source, tuple(signature), namespace, folder, version, False)
+        except Exception:                # noqa: BLE001 (not there: compiled later)
+            kernel = None
+        if kernel is not None:
+            with _lock:
+                kernel = _built.setdefault(key, kernel)
+        return kernel
     with _lock:
         if key in _built:
             return _built[key]
@@ -90,27 +103,6 @@ def build(source: str, signature: tuple, namespace: dict, folder=None,
     return kernel
 
 
-def build_all(items: list) -> list:
-    """``build(*item)`` for each item, on as many threads as there are CPUs: LLVM's
-    optimization and code generation (about two thirds of a kernel's compile) run without
-    the GIL, so a thread lowers the next kernel to IR while another is in LLVM."""
-    if len(items) < 2 or not enabled():
-        return [build(*item) for item in items]
-    return list(_executor().map(lambda item: build(*item), items))
-
-
-_pool = None
-
-
-def _executor():
-    global _pool
-    if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-        _pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)),
-                                   thread_name_prefix="tracejit-direct")
-    return _pool
-
-
 def stats() -> dict:
     """Kernels this process compiled with LLVM, and loaded as machine code from the disk."""
     return dict(_counts)
@@ -127,34 +119,67 @@ def loaded(source: str, signature: tuple) -> DirectKernel | None:
     return _built.get((source, tuple(signature)))
 
 
-def _compile(source: str, signature: tuple, namespace: dict, folder, version: str):
+def _compile(source: str, signature: tuple, namespace: dict, folder, version: str,
+             compile: bool = True) -> DirectKernel | None:
     from . import engine
     from .python_abi import python_function, register_symbols
     key = f"{version}|{source}|{signature}"
     name = "tracejit_direct_" + hashlib.sha256(key.encode()).hexdigest()[:24]
     register_symbols()
-    def make_ir():
+
+    def make():
+        fndef = _kernel_def(source)
         with _lowering:
-            return _module_ir(name, source, signature, namespace, engine.target().magic_tuple)
-    (address, py_address), cached = engine.load(key, [name, name + "_py"], folder, make_ir)
+            return _module_ir(name, fndef, signature, namespace, _fastmath(fndef), True,
+                              _SharedFunctions(folder, version))
+    loaded = engine.load(key, [name, name + "_py"], folder, make if compile else None)
+    if loaded is None:
+        return None
+    (address, py_address), _, cached = loaded
     py, keep = python_function(py_address, "kernel")
     _counts["loaded" if cached else "compiled"] += 1
     return DirectKernel(name, address, py, keep, cached)
 
 
-def _module_ir(name: str, source: str, signature: tuple, namespace: dict, target) -> str:
-    """The LLVM IR of the kernel and its Python wrapper (Unsupported if lower.py cannot)."""
+class _SharedFunctions:
+    """Helpers a kernel calls instead of inlining them (``@njit(cache=True)`` ones, like
+    blas.gemm: large, and the same in many kernels): each compiled once per argument types
+    into a module of its own, kept on disk like a kernel, and called by its symbol."""
+
+    def __init__(self, folder, version: str):
+        self.folder, self.version = folder, version
+        self.needs: dict = {}            # digest -> names: what the kernel's code calls
+
+    def __call__(self, py_func, signature: tuple, fastmath: bool) -> str:
+        from . import engine
+        from .lower import parsed
+        fndef, globals_ = parsed(py_func)
+        key = (f"{self.version}|shared|{py_func.__module__}.{py_func.__qualname__}|"
+               f"{ast.dump(fndef)}|{signature}")
+        name = "tracejit_shared_" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+        def make():
+            return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
+        _, digest, _ = engine.load(key, [name], self.folder, make, export=True)
+        self.needs[digest] = [name]
+        return name
+
+
+def _module_ir(name: str, fndef: ast.FunctionDef, signature: tuple, namespace: dict,
+               fastmath: bool, wrapper: bool, shared) -> tuple[str, list]:
+    """The LLVM IR of a kernel (and its Python wrapper), and the shared functions it calls;
+    Unsupported if lower.py cannot."""
     from llvmlite import ir
 
+    from . import engine
     from .lower import FunctionLowerer, _Retype
     from .python_abi import build_wrapper
-    fndef = _kernel_def(source)
-    fastmath = _fastmath(fndef)
+    target = engine.target().magic_tuple
     vartypes: dict = {}
     for _ in range(8):
         module = ir.Module(name=name)
         module.triple = target[0]                # intrinsics choose instructions by it
-        low = FunctionLowerer(module, vartypes, target)
+        low = FunctionLowerer(module, vartypes, target, shared)
         try:
             kernel = low.lower(name, fndef, namespace, signature, fastmath)
             break
@@ -162,8 +187,11 @@ def _module_ir(name: str, source: str, signature: tuple, namespace: dict, target
             continue
     else:
         raise Unsupported("variable types did not settle")
-    build_wrapper(module, kernel, name + "_py", signature, low.errors)
-    return str(module)
+    if wrapper:
+        build_wrapper(module, kernel, name + "_py", signature, low.errors)
+    elif low.errors:
+        raise Unsupported("a shared function that raises")
+    return str(module), [(d, n) for d, n in shared.needs.items()]
 
 
 def _kernel_def(source: str) -> ast.FunctionDef:

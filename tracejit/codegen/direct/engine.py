@@ -2,10 +2,11 @@
 pipeline, and machine code kept on disk.
 
 A compiled module's object file is what the disk cache keeps; a warm start adds it to the
-engine without running LLVM at all. The cache file's name hashes everything the machine code
-depends on (the IR, which holds the kernel source's meaning, and the target's CPU and
-features); its first 32 bytes are the SHA-256 of the rest, so a torn or corrupt file is
-detected, deleted and compiled again.
+engine without lowering or running LLVM at all. The cache file's name hashes everything the
+machine code depends on (the code generator's version, the kernel's source and signature,
+the target's CPU and features, llvmlite's version); its first 32 bytes are the SHA-256 of the
+rest, so a torn or corrupt file is detected, deleted and compiled again. It names the modules
+its code calls (shared functions), which are loaded before it.
 
 Each compile parses into an LLVM context of its own and each thread has its own target
 machine: several threads compile at once (llvmlite releases the GIL inside LLVM), and Numba
@@ -15,6 +16,7 @@ may compile in its global context meanwhile. Adding machine code to the engine t
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from pathlib import Path
 
@@ -81,55 +83,103 @@ def _optimized_object(ir_text: str) -> bytes:
     pto = llvm.create_pipeline_tuning_options()
     pto.speed_level = 3
     pto.loop_vectorization = True
-    pto.slp_vectorization = True
+    pto.slp_vectorization = False       # as Numba (NUMBA_SLP_VECTORIZE=0): a quarter of LLVM's time
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return tm.emit_object(mod)
 
 
-def load(key: str, names: list, folder: Path | None, make_ir) -> tuple[list, bool]:
-    """The addresses of functions ``names`` of a module: its machine code from ``folder`` if
-    a sound copy is there under ``key``, else ``make_ir()`` compiled now (and written there).
-    Also whether it came from the disk."""
+_loaded: dict = {}       # digest -> addresses of its functions: what the engine holds
+
+
+def load(key: str, names: list, folder: Path | None, make, export: bool = False):
+    """The addresses of functions ``names`` of a module, its digest, and whether its machine
+    code came from the disk: from this process if it has it, else from ``folder`` if a sound
+    copy is there under ``key`` (with the modules it calls, ``needs``), else compiled now from
+    ``make()`` -> (IR text, needs) and written there (None if ``make`` is None). ``needs``: (digest, names) of modules
+    the code calls by name (shared functions, lower.py), loaded first. ``export``: make the
+    names known to LLVM's linker, for modules compiled later that call them."""
     t = target()
     digest = hashlib.sha256((t.key + key).encode()).hexdigest()[:32]
-    path = None if folder is None else folder / f"{digest}.o"
-    obj = _read(path)
-    cached = obj is not None
-    if obj is None:
-        obj = _optimized_object(make_ir())
-        _write(path, obj)
     with _lock:
+        if digest in _loaded:
+            return _loaded[digest], digest, True
+    path = None if folder is None else folder / f"{digest}.o"
+    entry = _read(path)
+    if entry is not None and not all(_load_saved(d, n, folder) for d, n in entry[0]):
+        entry = None                    # a module it calls is gone: compile it all again
+    cached = entry is not None
+    if entry is None and make is None:
+        return None                     # only wanted from the disk
+    if entry is None:
+        ir_text, needs = make()         # which loads the modules it needs
+        entry = (needs, _optimized_object(ir_text))
+        _write(path, *entry)
+    return _add(digest, entry[1], names, export), digest, cached
+
+
+def _add(digest: str, obj: bytes, names: list, export: bool) -> list:
+    t = target()
+    with _lock:
+        if digest in _loaded:
+            return _loaded[digest]
         t.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         t.engine.finalize_object()
         addresses = [t.engine.get_function_address(n) for n in names]
-    if not all(addresses):
-        raise RuntimeError(f"direct kernel functions {names} did not load")
-    return addresses, cached
+        if not all(addresses):
+            raise RuntimeError(f"direct kernel functions {names} did not load")
+        if export:
+            for n, a in zip(names, addresses):
+                llvm.add_symbol(n, a)
+        _loaded[digest] = addresses
+        return addresses
 
 
-def _read(path: Path | None) -> bytes | None:
+def _load_saved(digest: str, names: list, folder: Path | None) -> bool:
+    """Load a needed module from the disk (True), unless it is not there soundly (False)."""
+    with _lock:
+        if digest in _loaded:
+            return True
+    entry = _read(None if folder is None else folder / f"{digest}.o")
+    if entry is None or not all(_load_saved(d, n, folder) for d, n in entry[0]):
+        return False
+    _add(digest, entry[1], names, export=True)
+    return True
+
+
+def _read(path: Path | None):
+    """(needs, object code) from a cache file, or None if it is missing, torn or corrupt
+    (then it is deleted). The file: SHA-256 of the rest, the length of a JSON header, the
+    header ({"needs": [[digest, names], ...]}), the object code."""
     if path is None:
         return None
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    if len(data) > 32 and hashlib.sha256(data[32:]).digest() == data[:32]:
-        return data[32:]
+    if len(data) > 36 and hashlib.sha256(data[32:]).digest() == data[:32]:
+        n = int.from_bytes(data[32:36], "little")
+        try:
+            needs = json.loads(data[36:36 + n])["needs"]
+        except (ValueError, KeyError):
+            needs = None
+        if needs is not None:
+            return [tuple(x) for x in needs], data[36 + n:]
     try:
-        path.unlink()                 # torn or corrupt: compiled again below
+        path.unlink()                 # torn or corrupt: compiled again
     except OSError:
         pass
     return None
 
 
-def _write(path: Path | None, obj: bytes):
+def _write(path: Path | None, needs: list, obj: bytes):
     if path is None:
         return
     from ..cache_folder import atomic_write
+    header = json.dumps({"needs": [list(x) for x in needs]}).encode()
+    payload = len(header).to_bytes(4, "little") + header + obj
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, hashlib.sha256(obj).digest() + obj)
+        atomic_write(path, hashlib.sha256(payload).digest() + payload)
     except OSError:
         pass                           # an unwritable cache only costs a compile next time

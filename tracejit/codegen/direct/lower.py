@@ -48,26 +48,50 @@ class _Retype(Exception):
 class _Frame:
     """One function being lowered: the kernel itself, or a helper inlined into it."""
 
-    def __init__(self, globals_: dict, prefix: str, fastmath: bool):
+    def __init__(self, globals_: dict, prefix: str, fastmath: bool, fndef: ast.FunctionDef):
         self.globals = globals_
         self.prefix = prefix
         self.fastmath = fastmath
         self.loops: list = []           # (continue block, break block)
         self.ret_block = None
         self.ret_var = None
+        self.once = _assigned_once_at_top(fndef)
+        self.bound: dict = {}           # name in ``once`` -> its value (no stack slot)
+
+
+def _assigned_once_at_top(fndef: ast.FunctionDef) -> set:
+    """Parameters and names stored exactly once, by a statement at the top level of the body.
+    Such a value dominates every later use, so it is used as it is: no stack slot and no
+    loads (a kernel's arrays and sizes; fewer instructions to build and to optimize)."""
+    stores: dict = {}
+    for node in ast.walk(fndef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            stores[node.target.id] = stores.get(node.target.id, 0) + 1
+    params = {a.arg for a in fndef.args.args}
+    top = set()
+    for st in fndef.body:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                top.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return {n for n in params if n not in stores} | {
+        n for n in top if stores.get(n) == 1 and n not in params}
 
 
 class FunctionLowerer:
     """Lowers one kernel function into ``module``: ``lower(fndef, argtypes)``."""
 
-    def __init__(self, module: ir.Module, vartypes: dict, target):
+    def __init__(self, module: ir.Module, vartypes: dict, target, shared=None):
         self.module = module
+        self.shared = shared             # compiles a shared helper: (py_func, types, fastmath)
         self.vartypes = vartypes         # persists across _Retype restarts
         self.target = target             # (triple, cpu, features) for intrinsics' choices
         self.errors: list = []           # (exception class, message) per status code - 1
         self.slots: dict = {}
         self.allocations: list = []
         self.returns_values = False
+        self.last_stored: dict = {}      # slot -> (block, value) of the last store to it
         self.inline_count = 0
 
     # -- entry -----------------------------------------------------------------------------
@@ -81,7 +105,7 @@ class FunctionLowerer:
         self.alloca_builder = ir.IRBuilder(entry)
         body = fn.append_basic_block("body")
         self.b = ir.IRBuilder(body)
-        frame = _Frame(globals_, "", fastmath)
+        frame = _Frame(globals_, "", fastmath, fndef)
         names = [a.arg for a in fndef.args.args]
         if len(names) != len(argtypes):
             raise Unsupported("argument count")
@@ -124,6 +148,9 @@ class FunctionLowerer:
             raise Unsupported(f"assigning {name} a Python object")
         if t == types.none:
             raise Unsupported("assigning None")
+        if name in frame.once:
+            frame.bound[name] = v
+            return
         old = self.vartypes.get(key)
         if old is None:
             self.vartypes[key] = t
@@ -145,12 +172,19 @@ class FunctionLowerer:
                 s = self.b.insert_value(s, v.strides[k], (2, k))
             self.b.store(s, ptr)
         else:
-            self.b.store(cast(self.b, v, vt).value, ptr)
+            v = cast(self.b, v, vt)
+            self.b.store(v.value, ptr)
+            self.last_stored[key] = (self.b.block, v)
 
     def read(self, frame: _Frame, name: str):
+        if name in frame.bound:
+            return frame.bound[name]
         key = frame.prefix + name
         if key in self.slots:
             t = self.vartypes[key]
+            block, v = self.last_stored.get(key, (None, None))
+            if block is self.b.block:                # stored in this block: that value
+                return v
             s = self.b.load(self.slots[key])
             if isinstance(t, types.Array):
                 return ArrayVal(t, self.b.extract_value(s, 0),
@@ -324,10 +358,12 @@ class FunctionLowerer:
             # The kernel itself returns an int64: 0 from generated kernels, whose nonzero
             # returns are the codes of the exceptions they raise; any value from one that
             # raises nothing (the hand-off's runtime, handoff.py)
-            v = self.scalar(self.expr(st.value)) if st.value is not None else None
+            v = (self.scalar(self.expr(st.value)) if st.value is not None
+                 else constant(types.int64, 0))
             if not (isinstance(v, Val) and (is_int(v.type) or v.type == types.boolean)):
                 raise Unsupported("a kernel that returns no integer")
-            if not (isinstance(st.value, ast.Constant) and st.value.value == 0):
+            if not (st.value is None or isinstance(st.value, ast.Constant)
+                    and st.value.value == 0):
                 self.returns_values = True
             self.finish(cast(self.b, v, types.int64).value)
             return
@@ -608,11 +644,32 @@ class FunctionLowerer:
             raise Unsupported("calling a value")
         obj = fn.obj
         if isinstance(obj, Dispatcher):
-            return self.inline(obj.py_func, [self.argument(a) for a in args],
-                               fastmath=_fastmath_of(obj, self.frame.fastmath))
+            args = [self.argument(a) for a in args]
+            fastmath = _fastmath_of(obj, self.frame.fastmath)
+            if obj.targetoptions.get("cache") and self.shared is not None:
+                return self.call_shared(obj.py_func, args, fastmath)
+            return self.inline(obj.py_func, args, fastmath=fastmath)
         if isinstance(obj, _Intrinsic):
             return calls.intrinsic(self, obj, [self.argument(a) for a in args])
         return calls.builtin(self, obj, args)
+
+    def call_shared(self, py_func, args: list, fastmath: bool):
+        """A call of a helper compiled once on its own (direct/__init__.py's
+        _SharedFunctions), with its arrays as any-layout arrays so that one compiled copy
+        serves every caller. It returns nothing (gemm)."""
+        args = [ArrayVal(a.type.copy(layout="A"), a.data, a.shape, a.strides)
+                if isinstance(a, ArrayVal) else a for a in args]
+        argtypes = tuple(a.type for a in args)
+        name = self.shared(py_func, argtypes, fastmath)
+        params = [array_struct(t) if isinstance(t, types.Array) else llvm_type(t)
+                  for t in argtypes]
+        try:
+            fn = self.module.get_global(name)
+        except KeyError:
+            fn = ir.Function(self.module, ir.FunctionType(I64, params), name=name)
+        self.b.call(fn, [calls.array_struct_value(self.b, a) if isinstance(a, ArrayVal)
+                         else a.value for a in args])
+        return Val(types.none, None)
 
     def argument(self, a):
         if isinstance(a, ArrayVal):
@@ -621,12 +678,12 @@ class FunctionLowerer:
 
     def inline(self, py_func, args: list, fastmath: bool):
         """The value of ``py_func(*args)``, its body lowered here with its own variables."""
-        fndef, globals_ = _parsed(py_func)
+        fndef, globals_ = parsed(py_func)
         params = [a.arg for a in fndef.args.args]
         if len(params) != len(args) or fndef.args.vararg or fndef.args.kwonlyargs:
             raise Unsupported(f"call of {py_func.__name__} with other arguments")
         self.inline_count += 1
-        frame = _Frame(globals_, f"{py_func.__name__}.{self.inline_count}.", fastmath)
+        frame = _Frame(globals_, f"{py_func.__name__}.{self.inline_count}.", fastmath, fndef)
         frame.ret_block = self.fn.append_basic_block(f"{py_func.__name__}.ret")
         caller, self.frame = self.frame, frame
         try:
@@ -676,7 +733,7 @@ def _fastmath_of(dispatcher, caller: bool) -> bool:
 _PARSED: dict = {}
 
 
-def _parsed(py_func):
+def parsed(py_func):
     if py_func not in _PARSED:
         try:
             src = textwrap.dedent(inspect.getsource(py_func))
