@@ -32,7 +32,8 @@ def _arguments():
 
 @pytest.fixture
 def workers(tmp_path, monkeypatch):
-    """One worker process and an empty disk cache of this test's own."""
+    """One worker process and an empty disk cache of this test's own; kernels compiled by
+    Numba (direct_workers: by codegen/direct)."""
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     monkeypatch.setattr(config, "compile_workers", 1)
     monkeypatch.setattr(config, "direct", False)     # workers compile Numba's kernels
@@ -97,3 +98,36 @@ def test_a_worker_that_cannot_start_costs_nothing(tmp_path, monkeypatch):
     before = compile_workers.compiled_by_workers()
     _check(_four_kernels(4), _arguments())
     assert compile_workers.compiled_by_workers() == before
+
+
+@pytest.fixture
+def direct_workers(workers, monkeypatch):
+    monkeypatch.setattr(config, "direct", True)
+
+
+def test_kernels_compiled_directly_by_a_worker_process_give_the_results_of_numpy(
+        direct_workers):
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(6), _arguments())
+    assert compile_workers.compiled_by_workers() > before
+    assert list((cache.cache_dir() / "direct").glob("*.o"))
+
+
+def test_machine_code_a_worker_compiled_directly_is_checked_before_it_is_loaded(
+        direct_workers, monkeypatch):
+    damaged = []
+
+    def damaging(self, source, sig):
+        error = original(self, source, sig)
+        for p in (cache.cache_dir() / "direct").glob("*.o"):
+            if p not in seen:
+                p.write_bytes(p.read_bytes()[:-3] + b"bad")
+                damaged.append(p)
+                seen.add(p)
+        return error
+    seen = set()
+    original = compile_workers.Worker.compile
+    monkeypatch.setattr(compile_workers.Worker, "compile", damaging)
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(7), _arguments())
+    assert damaged and compile_workers.compiled_by_workers() == before

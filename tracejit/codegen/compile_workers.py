@@ -70,7 +70,8 @@ class Worker:
     def compile(self, source: str, sig: tuple):
         """None when the worker compiled it into the disk cache; else why not."""
         try:
-            pickle.dump((source, sig), self.proc.stdin)
+            # the parent's choice of compiler (config.direct), which may change at run time
+            pickle.dump((source, sig, config.direct), self.proc.stdin)
             self.proc.stdin.flush()
         except (OSError, ValueError) as e:
             self.alive = False
@@ -203,7 +204,8 @@ def compile_all(items: list, compile_here, load_compiled) -> None:
 
 
 def _serve():
-    """The worker's loop: (source, sig) in, None or an error message out, until input ends."""
+    """The worker's loop: (source, sig, direct) in, None or an error message out, until input
+    ends."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                  # stray prints must not corrupt the replies
     inp = sys.stdin.buffer
@@ -213,7 +215,7 @@ def _serve():
     out.flush()
     while True:
         try:
-            source, sig = pickle.load(inp)
+            source, sig, config.direct = pickle.load(inp)
         except EOFError:
             return
         try:
