@@ -10,7 +10,8 @@ JAX is installed.
 Columns: first call (wall clock, tracing included; the NumPy first tier unless untiered),
 time until the mixed tier (large kernels compiled, small groups on NumPy) and the compiled tier
 are in use, a first-tier step and a mixed-tier step while kernels compile, a compiled step
-(medians), NumPy eager on the same step where there is one, kernels and modules compiled.
+(medians), NumPy eager on the same step where there is one, kernels and modules compiled, and
+how many of them Numba compiled (the rest codegen/direct; TRACEJIT_DIRECT=0 for Numba alone).
 """
 from __future__ import annotations
 
@@ -84,7 +85,10 @@ if eager is not None:
         t = time.perf_counter(); eager(); ts.append(time.perf_counter() - t)
     numpy_ms = statistics.median(ts) * 1e3
 st = cache.stats()
-print(json.dumps({"import": imported, "first": first, "compiled_at": compiled_at,
+by_numba = sum(1 for mod in list(cache._MODULES.values())
+               for d in cache._own_dispatchers(mod) if d.overloads)
+print(json.dumps({"by_numba": by_numba,
+                  "import": imported, "first": first, "compiled_at": compiled_at,
                   "mixed_at": mixed_at,
                   "mixed_ms": statistics.median(mixed) * 1e3 if mixed else None,
                   "first_tier_ms": statistics.median(first_tier) * 1e3 if first_tier else None,
@@ -191,7 +195,7 @@ def _table(cases, env, contended):
     print(f"{'case':8s} {'tier':9s} {'cold 1st':>8s} {'mixed':>8s} {'compiled':>8s} "
           f"{'warm 1st':>8s} {'jax 1st':>8s} {'tier1 ms':>8s} {'mixed ms':>8s} {'step ms':>8s} "
           f"{'numpy ms':>8s} "
-          f"{'kernels':>7s}")
+          f"{'kernels':>7s} {'numba':>5s}")
     results = {}
     for case in cases:
         for tiered in (True, False):
@@ -202,7 +206,8 @@ def _table(cases, env, contended):
                   f"{_fmt(c['first'])} {_fmt(c['mixed_at'])} {_fmt(c['compiled_at'])} "
                   f"{_fmt(w['first'], digits=3)} {_fmt(r['jax'], digits=3)} "
                   f"{_fmt(c['first_tier_ms'])} {_fmt(c['mixed_ms'])} "
-                  f"{_fmt(c['step_ms'])} {_fmt(c['numpy_ms'])} {c['modules']:7d}",
+                  f"{_fmt(c['step_ms'])} {_fmt(c['numpy_ms'])} {c['modules']:7d} "
+                  f"{c['by_numba']:5d}",
                   flush=True)
     return results
 

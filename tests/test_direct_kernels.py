@@ -50,6 +50,9 @@ def kernel(a0, a1, a2, a3, a4, a5, o0, o1, c0, s0, lo, hi):
         o0[i, 17] = round16(f)
         o0[i, 18] = logaddexp32(f, np.float32(d))
         o0[i, 19] = f ** np.float32(2.0) if f == f else f
+        o0[i, 20] = d // (f if i % 5 != 0 else 0.0)
+        o0[i, 21] = d % (f if i % 7 != 0 else -0.0)
+        o0[i, 22] = f // np.float32(-1.5) + f % np.float32(2.5)
         o1[i, 0] = x + y
         o1[i, 1] = np.int32(x * y)
         o1[i, 2] = ifloordiv(x, y)
@@ -105,7 +108,7 @@ def test_kernel_language_operators_and_conversions_match_numba():
     assert kern is not None
     outs = []
     for compiled in (kern, ns["kernel"]):
-        o0, o1 = np.zeros((n, 20)), np.zeros((n, 18), np.int64)
+        o0, o1 = np.zeros((n, 23)), np.zeros((n, 18), np.int64)
         with np.errstate(all="ignore"):
             compiled(*ins, o0, o1, np.float32(0.5), n, 0, n)
         outs.append((o0, o1))
@@ -145,15 +148,24 @@ def test_random_programs_give_numbas_results_when_compiled_directly(program):
 
 
 def test_what_the_direct_compiler_does_not_handle_is_compiled_by_numba():
-    # float floor division is not in the direct compiler's part of the language
-    f = tracejit.jit(lambda a, b: (a // b) * 2, tiered=False)
-    a, b = np.linspace(-5, 5, 11), np.full(11, 1.5)
-    np.testing.assert_array_equal(f(a, b), (a // b) * 2)
-    sources = f.lower(a, b).source
-    assert "//" in sources
-    src = sources.split("# entry")[0].split("\n", 1)[1]
-    sig = (types.float64[::1],) * 3 + (types.int64,) * 3
+    src = HEADER + '''
+@njit(nogil=True, error_model="numpy", fastmath={"contract"})
+def kernel(a0, o0, lo, hi):
+    for i in range(len(a0)):
+        o0[i] = a0[i] + 1
+    return 0
+'''
+    sig = (types.float64[::1],) * 2 + (types.int64,) * 2
     assert direct.build(src, sig, {}) is None
+    assert "len" in direct.refused()[(src, sig)]
+    # float16 matmul kernels convert whole operands (half.h2f_matrix returns an array):
+    # Numba compiles them, and the program is right
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((5, 6)).astype(np.float16),
+            rng.standard_normal((6, 3)).astype(np.float16))
+    got = tracejit.jit(lambda a, b: a @ b, tiered=False)(a, b)
+    np.testing.assert_allclose(got, a.astype(np.float32) @ b.astype(np.float32), rtol=2e-3)
+    assert any("returning an array" in why for why in direct.refused().values())
 
 
 def test_a_direct_kernel_refuses_arguments_it_was_not_compiled_for():
@@ -197,3 +209,17 @@ def test_an_index_out_of_bounds_raises_index_error_also_from_threads():
     with pytest.raises(IndexError, match="out of bounds"):
         f(x, bad)
     np.testing.assert_array_equal(f(x, good), x[good] * 2)
+
+
+@pytest.mark.parametrize("use_direct", [True, False])
+def test_column_min_and_max_compile_with_either_compiler(use_direct, monkeypatch):
+    # Their accumulators were made with np.full(shape, value, dtype), which Numba does not
+    # type: the kernel failed to compile and the program stayed on the NumPy tier.
+    import warnings
+    monkeypatch.setattr(config, "direct", use_direct)
+    x = np.random.default_rng(1).standard_normal((7, 5 + use_direct))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = tracejit.jit(lambda x: (x.min(axis=0), x.max(axis=0)), tiered=False)(x)
+    np.testing.assert_array_equal(lo, x.min(axis=0))
+    np.testing.assert_array_equal(hi, x.max(axis=0))

@@ -212,8 +212,9 @@ class Reductions:
             elif kind == "reduce_sum":
                 lines.append(f"{acc} = np.zeros(({kept_dims},), {scalar_type(op.result.dtype)})")
             else:
-                lines.append(f"{acc} = np.full(({kept_dims},), {accumulator(op).init(x.dtype)}, "
-                             f"{scalar_type(x.dtype)})")
+                # (not np.full: Numba does not type it with a dtype argument)
+                lines.append(f"{acc} = np.empty(({kept_dims},), {scalar_type(x.dtype)})")
+                lines.append(f"{acc}[:] = {accumulator(op).init(x.dtype)}")
             v = self.value(x, self.full)
             new = accumulator(op).combine(x.dtype, f"{acc}[{sub}]", v)
             self.block.lines.append(f"{acc}[{sub}] = {new}")

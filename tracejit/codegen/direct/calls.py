@@ -421,6 +421,34 @@ def int_divide(b, remainder: bool, x, y, signed: bool):
     return b.select(is_zero, zero, b.select(minus_one, b.neg(x), out))
 
 
+def float_divide(b, remainder: bool, x, y):
+    """Python's ``//`` or ``%`` on floats, as Numba computes them (CPython's float_divmod:
+    the remainder takes the divisor's sign, the quotient is snapped to an integer); by zero,
+    IEEE's x / y and fmod (Numba's "numpy" error model). Selects only: every step is a
+    float operation without side effects."""
+    zero, one = x.type(0.0), x.type(1.0)
+    mod = b.frem(x, y)
+    div = b.fdiv(b.fsub(x, mod), y)
+    mod_nonzero = b.fcmp_unordered("!=", mod, zero)
+    y_negative = b.fcmp_ordered("<", y, zero)
+    adjust = b.and_(mod_nonzero, b.icmp_unsigned("!=", y_negative,
+                                                 b.fcmp_ordered("<", mod, zero)))
+    div = b.select(adjust, b.fsub(div, one), div)
+    if remainder:
+        signed_zero = b.select(y_negative, x.type(-0.0), zero)
+        out = b.select(mod_nonzero, b.select(adjust, b.fadd(mod, y), mod), signed_zero)
+        by_zero = b.frem(x, y)
+    else:
+        floor = intrinsic_call(b, "llvm.floor", types.float32 if x.type == F32
+                               else types.float64, [div])
+        snapped = b.select(b.fcmp_ordered(">", b.fsub(div, floor), x.type(0.5)),
+                           b.fadd(floor, one), floor)
+        zero_quotient = b.fdiv(b.fmul(b.fmul(div, div), x), y)     # 0 with x / y's sign
+        out = b.select(b.fcmp_ordered("!=", div, zero), snapped, zero_quotient)
+        by_zero = b.fdiv(x, y)
+    return b.select(b.fcmp_ordered("==", y, zero), by_zero, out)
+
+
 # -- Numba intrinsics ------------------------------------------------------------------------
 
 class IntrinsicContext:

@@ -479,6 +479,8 @@ class FunctionLowerer:
                 return Val(rt, b.fdiv(a, c, flags=fm))
             if op is operator.pow and sig.args[1] == t:
                 return Val(rt, calls.intrinsic_call(b, "llvm.pow", t, [a, c]))
+            if op in (operator.floordiv, operator.mod) and rt == t:
+                return Val(rt, calls.float_divide(b, op is operator.mod, a, c))
             raise Unsupported(f"float {op.__name__}")
         if op in (operator.lshift, operator.rshift) and is_int(rt):
             # Numba shifts in the result's type, whatever the amount's
@@ -486,6 +488,8 @@ class FunctionLowerer:
             if op is operator.lshift:
                 return Val(rt, b.shl(a, c))
             return Val(rt, (b.ashr if rt.signed else b.lshr)(a, c))
+        if is_int(t) and is_int(sig.args[1]) and is_int(rt) and t != sig.args[1]:
+            a, c, t = cast(b, x, rt).value, cast(b, y, rt).value, rt    # int64 with uint64
         if not (is_int(t) or t == types.boolean) or t != sig.args[1]:
             raise Unsupported(f"{op.__name__} on {sig.args}")
         signed = is_int(t) and t.signed
@@ -604,8 +608,8 @@ class FunctionLowerer:
     # -- arrays ----------------------------------------------------------------------------
     def getitem(self, a: ArrayVal, index):
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        if any(isinstance(p, ast.Slice) for p in parts):
-            return calls.slice_view(self, a, parts)
+        if any(isinstance(p, ast.Slice) for p in parts) or len(parts) < a.type.ndim:
+            return calls.slice_view(self, a, parts)     # a view (a row of a matrix too)
         ptr = self.element_pointer(a, parts)
         return calls.load_element(self.b, a.dtype, ptr)
 
