@@ -22,6 +22,7 @@ import time
 import warnings
 import weakref
 
+from ..codegen.compile_workers import without_workers
 from ..config import config
 
 
@@ -94,14 +95,8 @@ class TieredProgram:
         start = time.perf_counter()
         _shorter_gil_slices(+1)
         try:
-            for tier, build in stages:
-                try:
-                    program = build()
-                except BaseException as e:     # reported, never raised into a user's call
-                    self._failed(e)
-                    continue
-                self.compiled, self.tier = program, tier
-                self.stage_seconds[tier] = time.perf_counter() - start
+            with without_workers():
+                self._build(stages, start)
         finally:
             _shorter_gil_slices(-1)
             self.compile_seconds = time.perf_counter() - start
@@ -109,6 +104,16 @@ class TieredProgram:
             _pending.discard(self)
             if "tiers" in config.dump:
                 print(f"== tiers @{self.name} ==\n{self.describe()}", file=sys.stderr)
+
+    def _build(self, stages, start: float):
+        for tier, build in stages:
+            try:
+                program = build()
+            except BaseException as e:     # reported, never raised into a user's call
+                self._failed(e)
+                continue
+            self.compiled, self.tier = program, tier
+            self.stage_seconds[tier] = time.perf_counter() - start
 
     def _failed(self, e: BaseException):
         if self.error is None:
