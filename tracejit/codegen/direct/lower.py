@@ -38,6 +38,11 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
            ast.Eq: operator.eq, ast.NotEq: operator.ne}
+# operators that are one LLVM instruction once the operands have their common type
+_FLOAT_OPS = {operator.add: "fadd", operator.sub: "fsub", operator.mul: "fmul",
+              operator.truediv: "fdiv"}
+_INT_OPS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul",
+            operator.and_: "and_", operator.or_: "or_", operator.xor: "xor"}
 _ICMP = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
          operator.eq: "==", operator.ne: "!="}
 
@@ -325,11 +330,7 @@ class FunctionLowerer:
                        body_bb, end_bb)
         self.b.position_at_end(body_bb)
         self.assign(self.frame, st.target.id, Val(types.int64, i))
-        self.frame.loops.append((next_bb, end_bb))
-        self.statements(st.body)
-        self.frame.loops.pop()
-        if not self.b.block.is_terminated:
-            self.b.branch(next_bb)
+        self.loop_body(st.body, next_bb, end_bb)
         self.b.position_at_end(next_bb)
         self.b.store(self.b.add(self.b.load(counter), I64(step)), counter)
         self.b.branch(cond_bb)
@@ -345,12 +346,16 @@ class FunctionLowerer:
         self.b.position_at_end(cond_bb)
         self.b.cbranch(truth(self.b, self.scalar(self.expr(st.test))), body_bb, end_bb)
         self.b.position_at_end(body_bb)
-        self.frame.loops.append((cond_bb, end_bb))
-        self.statements(st.body)
+        self.loop_body(st.body, cond_bb, end_bb)
+        self.b.position_at_end(end_bb)
+
+    def loop_body(self, body, next_bb, end_bb):
+        """A loop's statements: ``continue`` goes to ``next_bb``, ``break`` to ``end_bb``."""
+        self.frame.loops.append((next_bb, end_bb))
+        self.statements(body)
         self.frame.loops.pop()
         if not self.b.block.is_terminated:
-            self.b.branch(cond_bb)
-        self.b.position_at_end(end_bb)
+            self.b.branch(next_bb)
 
     def return_statement(self, st: ast.Return):
         f = self.frame
@@ -469,14 +474,8 @@ class FunctionLowerer:
         fm = ("contract",) if self.frame.fastmath else ()
         a, c = x.value, y.value
         if is_float(t):
-            if op is operator.add:
-                return Val(rt, b.fadd(a, c, flags=fm))
-            if op is operator.sub:
-                return Val(rt, b.fsub(a, c, flags=fm))
-            if op is operator.mul:
-                return Val(rt, b.fmul(a, c, flags=fm))
-            if op is operator.truediv:
-                return Val(rt, b.fdiv(a, c, flags=fm))
+            if op in _FLOAT_OPS:
+                return Val(rt, getattr(b, _FLOAT_OPS[op])(a, c, flags=fm))
             if op is operator.pow and sig.args[1] == t:
                 return Val(rt, calls.intrinsic_call(b, "llvm.pow", t, [a, c]))
             if op in (operator.floordiv, operator.mod) and rt == t:
@@ -492,21 +491,10 @@ class FunctionLowerer:
             a, c, t = cast(b, x, rt).value, cast(b, y, rt).value, rt    # int64 with uint64
         if not (is_int(t) or t == types.boolean) or t != sig.args[1]:
             raise Unsupported(f"{op.__name__} on {sig.args}")
-        signed = is_int(t) and t.signed
-        if op is operator.add:
-            return Val(rt, b.add(a, c))
-        if op is operator.sub:
-            return Val(rt, b.sub(a, c))
-        if op is operator.mul:
-            return Val(rt, b.mul(a, c))
-        if op is operator.and_:
-            return Val(rt, b.and_(a, c))
-        if op is operator.or_:
-            return Val(rt, b.or_(a, c))
-        if op is operator.xor:
-            return Val(rt, b.xor(a, c))
+        if op in _INT_OPS:
+            return Val(rt, getattr(b, _INT_OPS[op])(a, c))
         if op in (operator.floordiv, operator.mod):
-            return Val(rt, calls.int_divide(b, op is operator.mod, a, c, signed))
+            return Val(rt, calls.int_divide(b, op is operator.mod, a, c, is_int(t) and t.signed))
         raise Unsupported(f"integer {op.__name__}")
 
     def unaryop(self, op, x: Val) -> Val:
