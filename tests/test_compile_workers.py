@@ -131,3 +131,32 @@ def test_machine_code_a_worker_compiled_directly_is_checked_before_it_is_loaded(
     before = compile_workers.compiled_by_workers()
     _check(_four_kernels(7), _arguments())
     assert damaged and compile_workers.compiled_by_workers() == before
+
+
+def test_a_background_compile_leaves_every_kernel_to_the_workers(direct_workers, monkeypatch):
+    here = []
+    original = compile_workers.compile_all
+
+    def counting(items, compile_here, load_compiled):
+        def noted(payload, sig):
+            here.append(payload)
+            return compile_here(payload, sig)
+        return original(items, noted, load_compiled)
+    monkeypatch.setattr("tracejit.codegen.program.compile_all", counting)
+    before = compile_workers.compiled_by_workers()
+    with compile_workers.in_background():
+        _check(_four_kernels(8), _arguments())
+    assert compile_workers.compiled_by_workers() - before == 4 and not here
+
+
+def test_a_background_compile_whose_worker_dies_compiles_here(direct_workers, monkeypatch):
+    def dying(self, source, sig):
+        self.proc.kill()
+        self.proc.wait()
+        return original(self, source, sig)
+    original = compile_workers.Worker.compile
+    monkeypatch.setattr(compile_workers.Worker, "compile", dying)
+    before = compile_workers.compiled_by_workers()
+    with compile_workers.in_background():
+        _check(_four_kernels(9), _arguments())
+    assert compile_workers.compiled_by_workers() == before

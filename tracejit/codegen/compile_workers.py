@@ -146,17 +146,29 @@ _thread = threading.local()
 
 
 @contextlib.contextmanager
-def without_workers():
-    """Compiles in this block (this thread) use no worker processes. A compile in the
-    background beside the user's steps (driver/tiered.py) already shares the machine with
-    them: on two cores, a worker beside the compiling thread and the stepping one made the
-    MLP step's compiled tier later (4.5 s against 3.35 s without; benchmarks/compile.py)."""
-    saved = getattr(_thread, "off", False)
-    _thread.off = True
+def in_background():
+    """Compiles in this block (this thread) run beside the user's steps (driver/tiered.py):
+    they go to the worker processes alone, and this thread only loads what they wrote. A
+    compile here would share the GIL with the steps (the NumPy tier is Python between its
+    ufuncs): on two cores, the MLP's first-tier steps took 14.1-14.6 ms while its kernels
+    compiled here, 9.1-10.1 ms while they compiled in the worker (NumPy eager 7.3-10.8 ms),
+    and the compiled tier came as soon (4.03-4.19 s; benchmarks/compile.py). Without a usable
+    worker they compile here after all."""
+    saved = getattr(_thread, "background", False)
+    _thread.background = True
     try:
         yield
     finally:
-        _thread.off = saved
+        _thread.background = saved
+
+
+def prestart():
+    """Start the worker processes now (they take about a second to import NumPy and Numba),
+    if a background compile will want them."""
+    if worker_count() > 0:
+        from . import cache, cache_folder
+        if cache_folder.configured(cache.VERSION).writable:
+            _pool.take(worker_count())
 
 
 def compiled_by_workers() -> int:
@@ -167,8 +179,9 @@ def compile_all(items: list, compile_here, load_compiled) -> None:
     """Compile every ``(source, payload, sig)`` of ``items``: ``compile_here(payload, sig)``
     in this thread, or in a worker and then ``load_compiled(payload, sig)`` (False: compile
     here after all)."""
-    n = worker_count() if len(items) >= MIN_KERNELS and not getattr(_thread, "off", False) else 0
-    workers = _pool.take(min(n, len(items) - 1)) if n else []
+    background = getattr(_thread, "background", False)
+    n = worker_count() if len(items) >= MIN_KERNELS or (background and items) else 0
+    workers = _pool.take(min(n, len(items) - (0 if background else 1))) if n else []
     if not workers:
         for _, payload, sig in items:
             compile_here(payload, sig)
@@ -203,22 +216,27 @@ def compile_all(items: list, compile_here, load_compiled) -> None:
     for t in threads:
         t.start()
     try:
-        while True:
+        while not background:
             with lock:
                 if not queue:
                     break
                 _, payload, sig = queue.popleft()
             compile_here(payload, sig)
-    finally:
+    except BaseException:
         with lock:
             queue.clear()         # on an error here, the proxies stop after their current one
         for t in threads:
             t.join()
+        raise
+    for t in threads:
+        t.join()
     for (_, payload, sig), error in remote:
         if error is None and load_compiled(payload, sig):
             _pool.compiled += 1
         else:
             compile_here(payload, sig)
+    for _, payload, sig in queue:          # left by workers that failed or were of no use
+        compile_here(payload, sig)
 
 
 def _serve():

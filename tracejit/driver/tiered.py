@@ -22,7 +22,7 @@ import time
 import warnings
 import weakref
 
-from ..codegen.compile_workers import without_workers
+from ..codegen.compile_workers import in_background, prestart
 from ..config import config
 
 
@@ -81,6 +81,7 @@ class TieredProgram:
         self._done = threading.Event()
         self._stages = stages
         self._started = threading.Lock()
+        prestart()       # the workers that will compile the stages boot during the first call
 
     def _start(self):
         # After the first call: the background work (loading SciPy, Numba, the kernels) would
@@ -95,7 +96,7 @@ class TieredProgram:
         start = time.perf_counter()
         _shorter_gil_slices(+1)
         try:
-            with without_workers():
+            with in_background():
                 self._build(stages, start)
         finally:
             _shorter_gil_slices(-1)
