@@ -102,7 +102,7 @@ def array_attribute(low, a: ArrayVal, name: str):
         for s in a.shape:
             n = b.mul(n, s)
         return Val(types.int64, n)
-    if name == "reshape":
+    if name in ("reshape", "ravel"):
         return Method(a, name)
     if name == "ctypes":
         return Method(a, name)        # only for ``.ctypes.data``
@@ -129,6 +129,12 @@ def array_method(low, m, args: list):
         shape = [cast(low.b, d, types.int64).value for d in dims]
         return ArrayVal(types.Array(a.dtype, len(shape), "C", readonly=not a.type.mutable),
                         a.data, shape, _strides_c(low.b, shape, _itemsize(a.dtype)))
+    if m.name == "ravel" and not args and a.type.layout == "C":
+        n = I64(1)
+        for d in a.shape:
+            n = low.b.mul(n, d)
+        return ArrayVal(types.Array(a.dtype, 1, "C", readonly=not a.type.mutable), a.data,
+                        [n], [I64(_itemsize(a.dtype))])
     raise Unsupported(f"array method {m.name}")
 
 
@@ -211,7 +217,10 @@ def fill(low, view: ArrayVal, v: Val):
 
 
 def allocate(low, shape: list, dtype, zero: bool) -> ArrayVal:
-    """A new C-contiguous array, freed when the kernel returns."""
+    """A new C-contiguous array, freed when the kernel returns (so not inside a loop, where
+    each pass would allocate again)."""
+    if low.loop_depth:
+        raise Unsupported("an array allocated inside a loop")
     b = low.b
     size = I64(_itemsize(dtype))
     for n in shape:
@@ -469,6 +478,9 @@ class IntrinsicContext:
 
     def get_dummy_value(self):
         return ir.Constant(I8.as_pointer(), None)
+
+    def cast(self, builder, value, fromty, toty):
+        return cast(builder, Val(fromty, value), toty).value
 
     def make_array(self, ty):
         return lambda context, builder, value: value        # an ArrayVal has .data

@@ -96,6 +96,7 @@ class FunctionLowerer:
         self.slots: dict = {}
         self.allocations: list = []
         self.returns_values = False
+        self.loop_depth = 0              # loops around the code being lowered, in all frames
         self.last_stored: dict = {}      # slot -> (block, value) of the last store to it
         self.inline_count = 0
 
@@ -352,7 +353,9 @@ class FunctionLowerer:
     def loop_body(self, body, next_bb, end_bb):
         """A loop's statements: ``continue`` goes to ``next_bb``, ``break`` to ``end_bb``."""
         self.frame.loops.append((next_bb, end_bb))
+        self.loop_depth += 1
         self.statements(body)
+        self.loop_depth -= 1
         self.frame.loops.pop()
         if not self.b.block.is_terminated:
             self.b.branch(next_bb)
@@ -374,8 +377,8 @@ class FunctionLowerer:
             return
         if st.value is not None:
             v = self.expr(st.value)
-            if isinstance(v, (ArrayVal, Global)):
-                raise Unsupported("returning an array or object from a helper")
+            if isinstance(v, Global):
+                raise Unsupported("returning an object from a helper")
             self.assign(f, "$ret", v)
             f.ret_var = True
         self.b.branch(f.ret_block)
