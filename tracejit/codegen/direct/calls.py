@@ -104,6 +104,8 @@ def array_attribute(low, a: ArrayVal, name: str):
         return Val(types.int64, n)
     if name in ("reshape", "ravel"):
         return Method(a, name)
+    if name == "dtype":
+        return Global(np.dtype(str(a.dtype) if a.dtype != types.boolean else "bool"))
     if name == "ctypes":
         return Method(a, name)        # only for ``.ctypes.data``
     raise Unsupported(f"array attribute {name}")
@@ -297,6 +299,8 @@ def builtin(low, obj, args: list):
                         zero=obj is np.zeros)
     if obj is np.ascontiguousarray and len(args) == 1 and isinstance(args[0], ArrayVal):
         return contiguous(low, args[0])
+    if obj is len and len(args) == 1 and isinstance(args[0], ArrayVal) and args[0].shape:
+        return Val(types.int64, args[0].shape[0])
     if obj is numba.carray and len(args) == 2:
         return _carray(low, low.scalar(args[0]), _shape_argument(low, args[1]))
     if any(isinstance(a, ArrayVal) for a in args):
