@@ -4,6 +4,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
+import tracejit
 from hypothesis import given, strategies as st
 
 from tracejit.ir import Builder, TensorType, dtypes, ops, verify
@@ -418,3 +420,20 @@ def test_random_chains_on_identity_constants_keep_numpys_bits(steps):
     verify(out)
     with np.errstate(all="ignore"):
         assert_same_bits(out(F_EDGES)[0], fn(F_EDGES)[0])
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "numba"])
+def test_reductions_over_no_axes_give_numpys_results(backend):
+    # np.sum adds its identity even over no axes: the sum of -0.0 is +0.0
+    x = np.array([-0.0, np.nan, 3.5, -np.inf], np.float32)
+    s = np.int8(-7)
+    got = tracejit.jit(lambda x, s: (np.sum(x, axis=()), np.max(x, axis=()),
+                                     np.prod(x, axis=()), np.sum(s, axis=()),
+                                     np.sum(x.reshape(2, 2)) + np.sum(x[0], axis=())),
+                       backend=backend, tiered=False)(x, s)
+    want = (np.sum(x, axis=()), np.max(x, axis=()), np.prod(x, axis=()), np.sum(s, axis=()),
+            np.sum(x.reshape(2, 2)) + np.sum(x[0], axis=()))
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+        assert np.array_equal(np.signbit(g), np.signbit(w))

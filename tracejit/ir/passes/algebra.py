@@ -15,6 +15,8 @@ Done:
   ``convert(convert(x, t), u)`` -> ``convert(x, u)`` when it does and ``u`` is a float or bool,
   or all three are integers: a conversion depends on the value only (integer casts wrap).
 - max, min or prod over axes of size 1 -> a reshape; the sum too, for integers.
+- a reduction over no axes -> its operand (converted to the result's dtype); a float sum
+  -> ``x + 0.0``, as NumPy adds the sum's identity even then.
 - integer or bool max or min of a broadcast, over axes the broadcast made -> a broadcast (the
   max of copies of v is v); an integer sum of one -> ``n * x`` (both wrap alike).
 
@@ -177,7 +179,26 @@ def _of_broadcast(rw, op, x, ctx):
     return rw.new(ops.mul, [out.result, k], {}, op.loc).result
 
 
+def _no_axes(rw, op, x, ctx):
+    """A reduction over no axes is its operand (converted to the result's dtype), except
+    that NumPy's float sum still adds its identity: ``np.sum(-0.0, axis=())`` is +0.0. (The
+    kernel generator has no loop for it: fused beside another reduction it indexed the
+    operand with that reduction's indices.)"""
+    if op.attrs["axes"]:
+        return None
+    result = op.results[0]
+    if op.opdef is ops.reduce_sum and x.dtype.is_float:
+        zero = rw.new(ops.constant, [], {"value": np.array(0.0, x.dtype.np)}, op.loc).result
+        zero = rw.new(ops.broadcast_in_dim, [zero], {"shape": x.shape, "dims": ()},
+                      op.loc).result
+        x = rw.new(ops.add, [x, zero], {}, op.loc).result
+    if x.dtype != result.dtype:
+        x = rw.new(ops.convert, [x], {"dtype": result.dtype}, op.loc).result
+    return x
+
+
 for _reduction in (ops.reduce_max, ops.reduce_min, ops.reduce_prod, ops.reduce_sum):
     pattern(_reduction, name="reduce-unit-axes")(_unit_axes)
+    pattern(_reduction, name="reduce-no-axes")(_no_axes)
 for _reduction in (ops.reduce_max, ops.reduce_min, ops.reduce_sum):
     pattern(_reduction, inner=ops.broadcast_in_dim, name="reduce-of-broadcast")(_of_broadcast)

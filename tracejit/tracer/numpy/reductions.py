@@ -28,7 +28,10 @@ from .shapes import full
 def _reduce(opdef, x, axis, keepdims):
     x = lift(x)
     axes = normalize_axes(axis, x.ndim)
-    out = emit(x._trace, opdef, [x], weak=x._weak, axes=axes) if axes else x
+    # over no axes a reduction is its operand, but NumPy's float sum still adds its identity
+    # (the sum of -0.0 is +0.0): that one stays an op (simplify makes it x + 0.0)
+    emitted = axes or (opdef is ops.reduce_sum and dt(x).is_float)
+    out = emit(x._trace, opdef, [x], weak=x._weak, axes=axes) if emitted else x
     if keepdims:
         out = reshape(out, [1 if i in axes else n for i, n in enumerate(x.shape)])
     return out
