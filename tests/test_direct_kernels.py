@@ -191,6 +191,7 @@ def kernel(a0, o0, s0, lo, hi):
     read_only = np.zeros(4, np.float32)
     read_only.flags.writeable = False
     for bad in ([x.astype(np.float64), out], [np.zeros(8, np.float32)[::2], out],
+                [x.astype(">f4"), out],
                 [x, read_only], [x.reshape(2, 2), out], [list(x), out]):
         with pytest.raises(TypeError):
             kern(*bad, 4, 0, 4)

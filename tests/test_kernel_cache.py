@@ -192,3 +192,34 @@ def test_a_new_process_loads_direct_kernels_as_machine_code_and_rebuilds_corrupt
     assert compiled == 1 and loaded == len(objects) - 1
     compiled, loaded = _run(tmp_path, direct="1")
     assert compiled == 0 and loaded == len(objects)
+
+
+MATMUL_SCRIPT = textwrap.dedent("""
+    import numpy as np, tracejit
+    from tracejit.codegen import cache
+    f = tracejit.jit(lambda x, y: np.tanh(x @ y.T), tiered=False)
+    x = np.arange(64 * 48, dtype=np.float32).reshape(64, 48) / 3000
+    assert np.allclose(f(x, x), np.tanh(x @ x.T), rtol=1e-5)
+    s = cache.stats()
+    print("compiled", s["compiled"], "loaded", s["loaded"])
+""")
+
+
+def test_a_warm_process_loads_the_shared_functions_a_direct_kernel_calls(tmp_path):
+    """A matmul kernel calls gemm, compiled once as a shared function with its own cache
+    file; the kernel's file names it. Without it the kernel is compiled again."""
+    from tracejit.codegen.direct import engine
+
+    def run():
+        env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tmp_path), TRACEJIT_DIRECT="1")
+        out = subprocess.run([sys.executable, "-c", MATMUL_SCRIPT], env=env, text=True,
+                             capture_output=True, check=True).stdout.split()
+        return int(out[out.index("compiled") + 1]), int(out[out.index("loaded") + 1])
+    assert run()[0] > 0
+    assert run() == (0, 1)
+    needs = [d for p in tmp_path.rglob("direct/*.o") for d, _ in engine._read(p)[0]]
+    assert needs                               # the matmul kernel's file names gemm's
+    for digest in needs:
+        next(tmp_path.rglob(f"direct/{digest}.o")).unlink()
+    assert run() == (1, 0)
+    assert run() == (0, 1)

@@ -24,6 +24,7 @@ import textwrap
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core.caching import NullCache
 from numba.core.dispatcher import Dispatcher
 from numba.core.extending import _Intrinsic
 
@@ -641,7 +642,7 @@ class FunctionLowerer:
         if isinstance(obj, Dispatcher):
             args = [self.argument(a) for a in args]
             fastmath = _fastmath_of(obj, self.frame.fastmath)
-            if obj.targetoptions.get("cache") and self.shared is not None:
+            if _cached(obj) and self.shared is not None:
                 return self.call_shared(obj.py_func, args, fastmath)
             return self.inline(obj.py_func, args, fastmath=fastmath)
         if isinstance(obj, _Intrinsic):
@@ -713,6 +714,11 @@ def _constant_index(node, n: int) -> int:
     if not isinstance(k, int) or not -n <= k < n:
         raise Unsupported("tuple index out of range")
     return k % n
+
+
+def _cached(dispatcher) -> bool:
+    """Whether the helper is ``@njit(cache=True)``: compiled on its own, as a shared function."""
+    return not isinstance(getattr(dispatcher, "_cache", None), (NullCache, type(None)))
 
 
 def _fastmath_of(dispatcher, caller: bool) -> bool:

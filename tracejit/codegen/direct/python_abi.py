@@ -7,13 +7,15 @@ the dtype, number of dimensions and layout, aligned, and writeable unless read-o
 raises TypeError otherwise, as a Numba kernel with compilation disabled does: program.py
 answers a TypeError by copying the arguments into the planned layout.
 
-Arrays are read through the fields of NumPy's ``PyArrayObject``, whose offsets have not moved
-since NumPy 1.7 and are the same in NumPy 2; ``layout_ok()`` checks them against a real array
-once per process, and the direct compiler is off where they differ.
+Arrays are read through the fields of NumPy's ``PyArrayObject`` and ``PyArray_Descr``, whose
+offsets have not moved since NumPy 1.7 and are the same in NumPy 2; ``layout_ok()`` checks them
+against real arrays once per process (little-endian machines only), and the direct compiler is
+off where they differ.
 """
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 from llvmlite import ir
@@ -22,7 +24,7 @@ from numba import types
 from .values import F64, I8, I32, I64, Val, array_struct, cast, storage_type
 
 _DATA, _ND, _DIMS, _STRIDES, _DESCR, _FLAGS = 16, 24, 32, 40, 56, 64
-_DESCR_TYPEOBJ = 16
+_DESCR_TYPEOBJ, _DESCR_BYTEORDER = 16, 26
 _C_CONTIGUOUS, _F_CONTIGUOUS, _ALIGNED, _WRITEABLE = 0x1, 0x2, 0x100, 0x400
 _TYPE = 8                                  # ob_type, after ob_refcnt
 METH_FASTCALL = 0x80
@@ -74,8 +76,12 @@ def layout_ok() -> bool:
 
     def word(off, ty=ctypes.c_int64):
         return ty.from_address(base + off).value
+    swapped = a.astype(">f4")
     try:
-        return (word(_DATA) == a.__array_interface__["data"][0]
+        return (sys.byteorder == "little"
+                and ctypes.c_char.from_address(id(swapped.dtype) + _DESCR_BYTEORDER).value
+                == b">"
+                and word(_DATA) == a.__array_interface__["data"][0]
                 and word(_ND, ctypes.c_int32) == 2
                 and [ctypes.c_int64.from_address(word(_DIMS) + 8 * k).value
                      for k in range(2)] == [3, 3]
@@ -229,6 +235,9 @@ def _check_array(b, module, obj, t: types.Array):
     typeobj = _field(b, descr, _DESCR_TYPEOBJ, I64)
     expected = b.load(_external(module, f"tracejit_type_{np.dtype(str(t.dtype)).name}", I64))
     good = b.and_(good, b.icmp_unsigned("==", typeobj, expected))
+    # a byte-swapped array has the same scalar type: its byte order must not be '>'
+    order = _field(b, descr, _DESCR_BYTEORDER, I8)
+    good = b.and_(good, b.icmp_unsigned("!=", order, I8(ord(">"))))
     need = _ALIGNED | (_WRITEABLE if t.mutable else 0)
     need |= {"C": _C_CONTIGUOUS, "F": _F_CONTIGUOUS}.get(t.layout, 0)
     flags = _field(b, obj, _FLAGS, I32)
