@@ -133,7 +133,7 @@ def test_machine_code_a_worker_compiled_directly_is_checked_before_it_is_loaded(
     assert damaged and compile_workers.compiled_by_workers() == before
 
 
-def test_a_background_compile_leaves_every_kernel_to_the_workers(direct_workers, monkeypatch):
+def test_a_background_compile_leaves_the_kernels_to_a_ready_worker(direct_workers, monkeypatch):
     here = []
     original = compile_workers.compile_all
 
@@ -146,7 +146,8 @@ def test_a_background_compile_leaves_every_kernel_to_the_workers(direct_workers,
     before = compile_workers.compiled_by_workers()
     with compile_workers.in_background():
         _check(_four_kernels(8), _arguments())
-    assert compile_workers.compiled_by_workers() - before == 4 and not here
+    # this thread compiles only until the (already started) worker has said hello
+    assert len(here) <= 1 and compile_workers.compiled_by_workers() - before == 4 - len(here)
 
 
 def test_a_background_compile_whose_worker_dies_compiles_here(direct_workers, monkeypatch):

@@ -148,8 +148,9 @@ _thread = threading.local()
 @contextlib.contextmanager
 def in_background():
     """Compiles in this block (this thread) run beside the user's steps (driver/tiered.py):
-    they go to the worker processes alone, and this thread only loads what they wrote. A
-    compile here would share the GIL with the steps (the NumPy tier is Python between its
+    once a worker process is ready they go to the workers alone, and this thread only loads
+    what they wrote (it compiles only while the first worker starts). A compile here would
+    share the GIL with the steps (the NumPy tier is Python between its
     ufuncs): on two cores, the MLP's first-tier steps took 14.1-14.6 ms while its kernels
     compiled here, 9.1-10.1 ms while they compiled in the worker (NumPy eager 7.3-10.8 ms),
     and the compiled tier came as soon (4.03-4.19 s; benchmarks/compile.py). Without a usable
@@ -160,15 +161,6 @@ def in_background():
         yield
     finally:
         _thread.background = saved
-
-
-def prestart():
-    """Start the worker processes now (they take about a second to import NumPy and Numba),
-    if a background compile will want them."""
-    if worker_count() > 0:
-        from . import cache, cache_folder
-        if cache_folder.configured(cache.VERSION).writable:
-            _pool.take(worker_count())
 
 
 def compiled_by_workers() -> int:
@@ -189,10 +181,12 @@ def compile_all(items: list, compile_here, load_compiled) -> None:
     from . import cache
     queue = deque(items)
     remote, lock = [], threading.Lock()
+    ready = threading.Event()                    # a worker has said hello
 
     def serve(worker: Worker):
         if worker.hello() != cache.VERSION:      # another code generator: of no use
             return
+        ready.set()
         while True:
             with lock:
                 if not queue:
@@ -216,7 +210,9 @@ def compile_all(items: list, compile_here, load_compiled) -> None:
     for t in threads:
         t.start()
     try:
-        while not background:
+        # In the background this thread compiles only while no worker is ready yet (a worker
+        # starts in about a second), then leaves the rest to the workers.
+        while not (background and ready.is_set()):
             with lock:
                 if not queue:
                     break

@@ -22,7 +22,7 @@ import time
 import warnings
 import weakref
 
-from ..codegen.compile_workers import in_background, prestart
+from ..codegen.compile_workers import in_background
 from ..config import config
 
 
@@ -81,7 +81,6 @@ class TieredProgram:
         self._done = threading.Event()
         self._stages = stages
         self._started = threading.Lock()
-        prestart()       # the workers that will compile the stages boot during the first call
 
     def _start(self):
         # After the first call: the background work (loading SciPy, Numba, the kernels) would
