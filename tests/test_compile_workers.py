@@ -1,5 +1,7 @@
 """Kernels compiled in worker processes (codegen/compile_workers.py): the parent loads them
 from the disk cache after checking them, and a worker that fails or lies costs only time."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,9 @@ def test_kernels_compiled_by_a_worker_process_give_the_results_of_numpy(workers)
     assert compile_workers.compiled_by_workers() > before
 
 
-def test_a_worker_that_dies_costs_only_time(workers, monkeypatch):
+@pytest.mark.parametrize("background", [False, True])
+def test_a_worker_that_dies_costs_only_time(background, workers, monkeypatch):
+    # (in the background this thread leaves the kernels to the worker, then compiles them)
     def dying(self, source, sig):
         asked.append(source)
         self.proc.kill()
@@ -63,26 +67,38 @@ def test_a_worker_that_dies_costs_only_time(workers, monkeypatch):
     original, asked = compile_workers.Worker.compile, []
     monkeypatch.setattr(compile_workers.Worker, "compile", dying)
     before = compile_workers.compiled_by_workers()
-    _check(_four_kernels(2), _arguments())
+    with compile_workers.in_background() if background else contextlib.nullcontext():
+        _check(_four_kernels(9 if background else 2), _arguments())
     assert asked and compile_workers.compiled_by_workers() == before
 
 
-def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(workers, monkeypatch):
+def _numba_files(source: str) -> list:
+    return list((cache.cache_dir() / "__pycache__").glob(
+        f"{cache.module_name(source, 'k')}.*.nbc"))
+
+
+def _direct_files(source: str) -> list:
+    return list((cache.cache_dir() / "direct").glob("*.o"))
+
+
+@pytest.mark.parametrize("files", [_numba_files, _direct_files], ids=["numba", "direct"])
+def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(files, workers,
+                                                                    monkeypatch):
     # The worker compiles, then its cache files are damaged before the parent loads them: the
     # parent finds the checksums wrong and compiles the kernel itself.
-    damaged = []
+    monkeypatch.setattr(config, "direct", files is _direct_files)
+    damaged = set()
 
     def damaging(self, source, sig):
         error = original(self, source, sig)
-        folder = cache.cache_dir() / "__pycache__"
-        for p in folder.glob(f"{cache.module_name(source, 'k')}.*.nbc"):
-            p.write_bytes(b"not machine code")
-            damaged.append(p)
+        for p in set(files(source)) - damaged:
+            p.write_bytes(p.read_bytes()[:-3] + b"bad")
+            damaged.add(p)
         return error
     original = compile_workers.Worker.compile
     monkeypatch.setattr(compile_workers.Worker, "compile", damaging)
     before = compile_workers.compiled_by_workers()
-    _check(_four_kernels(3), _arguments())
+    _check(_four_kernels(3 if files is _numba_files else 7), _arguments())
     assert damaged and compile_workers.compiled_by_workers() == before
 
 
@@ -113,26 +129,6 @@ def test_kernels_compiled_directly_by_a_worker_process_give_the_results_of_numpy
     assert list((cache.cache_dir() / "direct").glob("*.o"))
 
 
-def test_machine_code_a_worker_compiled_directly_is_checked_before_it_is_loaded(
-        direct_workers, monkeypatch):
-    damaged = []
-
-    def damaging(self, source, sig):
-        error = original(self, source, sig)
-        for p in (cache.cache_dir() / "direct").glob("*.o"):
-            if p not in seen:
-                p.write_bytes(p.read_bytes()[:-3] + b"bad")
-                damaged.append(p)
-                seen.add(p)
-        return error
-    seen = set()
-    original = compile_workers.Worker.compile
-    monkeypatch.setattr(compile_workers.Worker, "compile", damaging)
-    before = compile_workers.compiled_by_workers()
-    _check(_four_kernels(7), _arguments())
-    assert damaged and compile_workers.compiled_by_workers() == before
-
-
 def test_a_background_compile_leaves_the_kernels_to_a_ready_worker(direct_workers, monkeypatch):
     here = []
     original = compile_workers.compile_all
@@ -148,16 +144,3 @@ def test_a_background_compile_leaves_the_kernels_to_a_ready_worker(direct_worker
         _check(_four_kernels(8), _arguments())
     # this thread compiles only until the (already started) worker has said hello
     assert len(here) <= 1 and compile_workers.compiled_by_workers() - before == 4 - len(here)
-
-
-def test_a_background_compile_whose_worker_dies_compiles_here(direct_workers, monkeypatch):
-    def dying(self, source, sig):
-        self.proc.kill()
-        self.proc.wait()
-        return original(self, source, sig)
-    original = compile_workers.Worker.compile
-    monkeypatch.setattr(compile_workers.Worker, "compile", dying)
-    before = compile_workers.compiled_by_workers()
-    with compile_workers.in_background():
-        _check(_four_kernels(9), _arguments())
-    assert compile_workers.compiled_by_workers() == before
