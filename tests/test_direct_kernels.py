@@ -168,9 +168,14 @@ def kernel(a0, o0, lo, hi):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 6)), rng.standard_normal((6, 3))
     # (ops no other test combines: kernels new to this process)
-    got = tracejit.jit(lambda a, b: np.arctan(a @ b) * 3 - 0.25, tiered=False)(a, b)
-    np.testing.assert_allclose(got, np.arctan(a @ b) * 3 - 0.25, rtol=1e-12)
+    f = tracejit.jit(lambda a, b: np.arctan(a @ b) * 3 - 0.25, tiered=False)
+    np.testing.assert_allclose(f(a, b), np.arctan(a @ b) * 3 - 0.25, rtol=1e-12)
     assert "refused by the test" in direct.refused().values()
+    # lower(...).source says which compiler compiled each kernel, and why Numba did
+    assert "compiled by Numba (refused by the test)" in f.lower(a, b).source
+    monkeypatch.undo()
+    g = tracejit.jit(lambda a, b: np.arcsinh(a @ b) * 3, tiered=False)
+    assert "compiled by tracejit (codegen/direct)" in g.lower(a, b).source
 
 
 def test_a_direct_kernel_refuses_arguments_it_was_not_compiled_for():

@@ -113,8 +113,18 @@ class Program:
 
     @property
     def sources(self) -> str:
-        parts = [f"# kernel k{i}: {m.__name__}\n{src}"
-                 for i, (src, m) in enumerate(zip(self.plan.kernel_sources, self.modules))]
+        """Every kernel's source, saying which compiler compiled it, and the entry's."""
+        from . import direct
+        refused = direct.refused()
+        parts = []
+        for i, (src, m, sig) in enumerate(zip(self.plan.kernel_sources, self.modules,
+                                             self.plan.signatures)):
+            if self.direct[i] is not None:
+                by = "tracejit (codegen/direct)"
+            else:
+                why = refused.get((src, tuple(sig)))
+                by = f"Numba ({why})" if why else "Numba"
+            parts.append(f"# kernel k{i}: {m.__name__}, compiled by {by}\n{src}")
         return "\n".join(parts + [f"# entry\n{self.plan.source}"])
 
 
