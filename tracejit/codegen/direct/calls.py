@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.np.numpy_support import from_dtype
 
-from .numba_typing import resolve, typing_context
+from .numba_typing import resolve, typing_context, unify
 from .values import (F32, F64, I8, I32, I64, ArrayVal, Global, Method, Unsupported, Val, cast,
                      array_struct, constant, is_float, is_int, llvm_type, storage_type)
 
@@ -332,7 +332,10 @@ def _carray(low, ptr: Val, shape: list) -> ArrayVal:
 
 
 def _minmax(low, fn, vals):
-    rt = resolve(fn, tuple(v.type for v in vals)).return_type
+    # (the unified type is Numba's result for integers; asking Numba's typing of max itself
+    # compiles a Numba function, whose first compile in a process set up Numba's whole
+    # compiler: 0.5-1 s)
+    rt = unify(vals[0].type, vals[1].type)
     if not is_int(rt):
         raise Unsupported("max/min of floats")
     b = low.b
