@@ -17,6 +17,12 @@ from tracejit.ir import interpret
 
 from strategies import random_programs
 
+
+@pytest.fixture(autouse=True)
+def _direct_compiler_on(monkeypatch):
+    """These tests are about the direct compiler: on whatever TRACEJIT_DIRECT says."""
+    monkeypatch.setattr(config, "direct", True)
+
 # Expressions the kernel generators write, on every mix of operand types they meet: each
 # column of the output is one expression, computed per row of the inputs.
 SEMANTICS = HEADER + '''
@@ -164,6 +170,7 @@ def kernel(a0, o0, lo, hi):
 
     def refuse(*args, **kwargs):
         raise Unsupported("refused by the test")
+    lower = FunctionLowerer.lower
     monkeypatch.setattr(FunctionLowerer, "lower", refuse)
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 6)), rng.standard_normal((6, 3))
@@ -173,7 +180,7 @@ def kernel(a0, o0, lo, hi):
     assert "refused by the test" in direct.refused().values()
     # lower(...).source says which compiler compiled each kernel, and why Numba did
     assert "compiled by Numba (refused by the test)" in f.lower(a, b).source
-    monkeypatch.undo()
+    monkeypatch.setattr(FunctionLowerer, "lower", lower)
     g = tracejit.jit(lambda a, b: np.arcsinh(a @ b) * 3, tiered=False)
     assert "compiled by tracejit (codegen/direct)" in g.lower(a, b).source
 
