@@ -240,7 +240,8 @@ def stats() -> dict:
     cache loads (Numba's, and codegen/direct's) it has done (``compiled`` stays put at a new
     batch size)."""
     from . import direct
-    compiled, loaded = direct.stats()["compiled"], direct.stats()["loaded"]
+    counts = direct.stats()
+    compiled, loaded = counts["compiled"], counts["loaded"]
     with lock:
         modules = list(_MODULES.values())
     for mod in modules:

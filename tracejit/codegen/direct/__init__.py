@@ -33,9 +33,8 @@ class DirectKernel:
     """A compiled kernel: ``py`` calls it from Python, ``address`` from native code (the C
     signature of a Numba kernel's C wrapper: array structs and scalars by value, int64 back)."""
 
-    def __init__(self, name: str, address: int, py, keep, cached: bool):
+    def __init__(self, name: str, address: int, py, keep):
         self.name, self.address, self.py, self._keep = name, address, py, keep
-        self.cached = cached
 
     def __call__(self, *args):
         return self.py(*args)
@@ -138,7 +137,7 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
     (address, py_address), _, cached = loaded
     py, keep = python_function(py_address, "kernel")
     _counts["loaded" if cached else "compiled"] += 1
-    return DirectKernel(name, address, py, keep, cached)
+    return DirectKernel(name, address, py, keep)
 
 
 class _SharedFunctions:

@@ -1,5 +1,5 @@
-"""LLVM for the direct compiler: one target machine and one JIT engine per process, the O3
-pipeline, and machine code kept on disk.
+"""LLVM for the direct compiler: one JIT engine per process, the O3 pipeline, and machine
+code kept on disk.
 
 A compiled module's object file is what the disk cache keeps; a warm start adds it to the
 engine without lowering or running LLVM at all. The cache file's name hashes everything the
@@ -9,9 +9,10 @@ rest, so a torn or corrupt file is detected, deleted and compiled again. It name
 its code calls (shared functions), which are loaded before it.
 
 Each compile parses into an LLVM context of its own and each thread has its own target
-machine: several threads compile at once (llvmlite releases the GIL inside LLVM), and Numba
-may compile in its global context meanwhile. Adding machine code to the engine takes
-``_lock``.
+machine, so a compile never shares LLVM state with another thread's or with Numba's (which
+uses the global context). llvmlite still runs one LLVM call at a time per process, so threads
+do not compile faster; compile_workers.py's processes do. Adding machine code to the engine
+takes ``_lock``.
 """
 from __future__ import annotations
 
@@ -35,14 +36,17 @@ class _Target:
         self.triple = llvm.get_process_triple()
         self.cpu = llvm.get_host_cpu_name()
         self.features = get_host_cpu_features()
-        target = llvm.Target.from_triple(self.triple)
-        self.reloc = "static" if target.name.startswith("x86") else "default"
-        self.tm = target.create_target_machine(cpu=self.cpu, features=self.features, opt=3,
-                                               reloc=self.reloc, codemodel="jitdefault",
-                                               jit=True)
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
+        # the engine owns the machine it is made with
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.new_machine())
         self.key = hashlib.sha256(f"{self.triple}|{self.cpu}|{self.features}|"
                                   f"{llvmlite.__version__}".encode()).hexdigest()
+
+    def new_machine(self):
+        """A target machine for this CPU, as Numba's JIT makes it (static relocation on x86)."""
+        target = llvm.Target.from_triple(self.triple)
+        reloc = "static" if target.name.startswith("x86") else "default"
+        return target.create_target_machine(cpu=self.cpu, features=self.features, opt=3,
+                                            reloc=reloc, codemodel="jitdefault", jit=True)
 
     @property
     def magic_tuple(self):
@@ -63,12 +67,11 @@ _per_thread = threading.local()
 
 
 def _machine(t: _Target):
-    """This thread's target machine (threads compile at once; LLVM's are not shared)."""
+    """This thread's target machine (two programs may compile in two threads; a target
+    machine is not shared between them)."""
     tm = getattr(_per_thread, "tm", None)
     if tm is None:
-        tm = _per_thread.tm = llvm.Target.from_triple(t.triple).create_target_machine(
-            cpu=t.cpu, features=t.features, opt=3, reloc=t.reloc, codemodel="jitdefault",
-            jit=True)
+        tm = _per_thread.tm = t.new_machine()
     return tm
 
 
