@@ -146,15 +146,15 @@ def test_large_matmul_parallel_split_matches_numpy():
 
 
 def test_blas_thread_configuration_respects_the_environment(monkeypatch):
-    from tracejit.codegen import runtime
+    from tracejit.codegen import blas_threads
     calls = []
-    monkeypatch.setattr(runtime, "_scipy_openblas", lambda: calls.append("blas"))
-    for k in runtime.BLAS_THREAD_ENV:
+    monkeypatch.setattr(blas_threads, "_scipy_openblas", lambda: calls.append("blas"))
+    for k in blas_threads.ENV:
         monkeypatch.delenv(k, raising=False)
 
     def configure():
-        monkeypatch.setattr(runtime, "_blas_configured", False)
-        runtime.single_threaded_blas()
+        monkeypatch.setattr(blas_threads, "_scipy_configured", False)
+        blas_threads.single_threaded_blas()
 
     monkeypatch.setenv("TRACEJIT_THREADS", "keep")
     configure()

@@ -128,3 +128,69 @@ def test_the_mixed_stage_compiles_the_large_groups_first_and_agrees_with_every_s
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=tier)
     mixed, full = (build().program.plan for _, build in stages)
     assert 0 < len(set(mixed.kernel_sources)) < len(set(full.kernel_sources))
+
+
+class _FakeBlas:
+    """Stands for NumPy's OpenBLAS: its thread count, and every count it was set to."""
+
+    def __init__(self, n):
+        self.n, self.history = n, []
+
+    def scipy_openblas_get_num_threads64_(self):
+        return self.n
+
+    def scipy_openblas_set_num_threads64_(self, n):
+        self.n = n
+        self.history.append(n)
+
+
+def test_numpys_blas_leaves_a_core_to_a_background_compile_and_gets_it_back(monkeypatch):
+    from tracejit.codegen import blas_threads
+    for k in blas_threads.ENV + ("TRACEJIT_THREADS",):
+        monkeypatch.delenv(k, raising=False)
+    fake = _FakeBlas(4)
+    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
+    with blas_threads.one_core_for_compiling():
+        assert fake.n == 3
+        with blas_threads.one_core_for_compiling():      # a second program compiling at once
+            assert fake.n == 3
+        assert fake.n == 3
+    assert fake.n == 4 and fake.history == [3, 4]
+    single = _FakeBlas(1)                                 # one thread already: left alone
+    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: single)
+    with blas_threads.one_core_for_compiling():
+        assert single.n == 1
+    assert single.history == []
+    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")      # the user's count is kept
+    with blas_threads.one_core_for_compiling():
+        assert fake.n == 4
+
+
+def test_a_tiered_compile_lowers_numpys_blas_threads_only_while_it_runs(tmp_path, monkeypatch):
+    from tracejit.codegen import blas_threads
+    for k in blas_threads.ENV + ("TRACEJIT_THREADS",):
+        monkeypatch.delenv(k, raising=False)
+    fake = _FakeBlas(2)
+    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
+    monkeypatch.setattr(tracejit.config, "cache_dir", str(tmp_path))
+    f = tracejit.jit(lambda x: np.tanh(x) * 2 + x.sum(), tiered=True)
+    x = np.ones((3, 4), np.float32)
+    f(x)
+    f.wait_compiled()
+    assert fake.history == [1, 2] and fake.n == 2
+    np.testing.assert_allclose(f(x), np.tanh(x) * 2 + x.sum(), rtol=1e-6)
+
+
+def test_numpys_own_blas_is_found_and_its_thread_count_restored():
+    from tracejit.codegen import blas_threads
+    lib = blas_threads._numpy_openblas()
+    if lib is None:
+        pytest.skip("this NumPy is not built with a bundled OpenBLAS")
+    get = blas_threads._function(lib, blas_threads._GET)
+    before = get()
+    with blas_threads.one_core_for_compiling():
+        during = get()
+    assert get() == before
+    assert during == (before - 1 if before > 1 and not blas_threads._left_to_the_user()
+                      else before)

@@ -167,13 +167,17 @@ def compiled_by_workers() -> int:
     return _pool.compiled
 
 
-def compile_all(items: list, compile_here, load_compiled) -> None:
+def compile_all(items: list, compile_here, load_compiled, meanwhile=None) -> None:
     """Compile every ``(source, payload, sig)`` of ``items``: ``compile_here(payload, sig)``
     in this thread, or in a worker and then ``load_compiled(payload, sig)`` (False: compile
-    here after all)."""
+    here after all). ``meanwhile()``, if given, runs once here while the workers start (the
+    parent's own set-up, such as importing SciPy's BLAS: 0.45 s that the workers' start
+    would otherwise wait for)."""
     background = getattr(_thread, "background", False)
     n = worker_count() if len(items) >= MIN_KERNELS or (background and items) else 0
     workers = _pool.take(min(n, len(items) - (0 if background else 1))) if n else []
+    if meanwhile is not None:
+        meanwhile()
     if not workers:
         for _, payload, sig in items:
             compile_here(payload, sig)

@@ -73,7 +73,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
             self.work *= n
         if group.head is not None:
             # A matmul's parallel variant splits the BLAS call into row or column blocks across
-            # Numba's threads (BLAS itself runs single-threaded: runtime.single_threaded_blas).
+            # Numba's threads (BLAS itself runs single-threaded: blas_threads.single_threaded_blas).
             a, b = group.head.operands
             self.work = max(self.work, a.shape[-2] * a.shape[-1] * b.shape[-1] // MATMUL_WORK)
         self.par_min = par_min

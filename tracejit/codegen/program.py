@@ -25,16 +25,19 @@ from .warm_load import load_cached
 class Program:
     """``program(leaves) -> tuple of arrays``: one call of the plan's entry."""
 
-    def __init__(self, plan: Plan, in_process_only: bool = False):
+    def __init__(self, plan: Plan, in_process_only: bool = False, setup=None):
         """``in_process_only``: raise NotCached unless every kernel is compiled in this
-        process already (nothing is loaded from disk or compiled)."""
+        process already (nothing is loaded from disk or compiled). ``setup()`` is run before
+        any kernel does (compile_plan)."""
         self.plan = plan
         self.function = plan.fn
         self.fusion = plan.fusion
         # Programs of other functions (in other threads too) share kernels when their code is
         # the same: one at a time loads, checks and compiles them.
         with cache.lock:
-            compiled = _Compiled(plan.kernel_sources, plan.signatures, in_process_only)
+            compiled = _Compiled(plan.kernel_sources, plan.signatures, in_process_only, setup)
+            if setup is not None:
+                setup()             # if no compile ran it
         self.modules, self.direct = compiled.modules, compiled.direct
         self.kernels = [compiled.callable(k) for k in range(len(self.modules))]
         self._address = compiled.address
@@ -133,7 +136,10 @@ class _Compiled:
     else by Numba; loaded from the disk cache if it is there, else compiled here and in
     worker processes at once (compile_workers.py)."""
 
-    def __init__(self, sources: list, signatures: list, in_process_only: bool = False):
+    def __init__(self, sources: list, signatures: list, in_process_only: bool = False,
+                 setup=None):
+        """``setup()``: the program's once-per-process set-up, run while worker processes
+        start if there are kernels to compile (compile_all's ``meanwhile``)."""
         from . import direct
         self.sources, self.signatures = sources, signatures
         if in_process_only:
@@ -148,7 +154,7 @@ class _Compiled:
                 # Advice about generated code (e.g. a BLAS call on a strided view) is ours
                 # to act on, not the user's: benchmarks/profile_plan.py is where it shows.
                 warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                self._compile_missing(sources)
+                self._compile_missing(sources, setup)
         numba = [k for k, d in enumerate(self.direct) if d is None]
         for k in numba:
             # Only the planned signature runs: other argument types (a read-only array)
@@ -163,7 +169,7 @@ class _Compiled:
                                           cache.direct_folder(mod), cache.VERSION, compile)
         return d
 
-    def _compile_missing(self, sources: list):
+    def _compile_missing(self, sources: list, setup=None):
         todo, here, again, seen = [], [], [], set()
         for k, (src, mod, sig) in enumerate(zip(sources, self.modules, self.signatures)):
             if (mod.__name__, sig) in seen:
@@ -188,7 +194,7 @@ class _Compiled:
 
         for _, k, sig in here:
             compile_here(k, sig)
-        compile_all(todo, compile_here, load_compiled)
+        compile_all(todo, compile_here, load_compiled, setup)
         for k in again:
             self._direct(k, compile=False)
 
@@ -328,18 +334,21 @@ def compile_plan(plan: Plan | Fusion, in_process_only: bool = False) -> Program 
     """The program of a plan (or of a fusion's plan); with ``in_process_only``, None unless
     every kernel is compiled in this process already."""
     from .blas import resolve_blas
-    from .runtime import single_threaded_blas
+    from .blas_threads import single_threaded_blas
     plan = plan if isinstance(plan, Plan) else Plan(plan)
     if in_process_only and not _in_process(
             plan.kernel_sources, [cache.loaded(src) for src in plan.kernel_sources],
             plan.signatures):
         return None               # before the BLAS set-up: importing SciPy takes 0.2 s
-    with cache.lock:                # once-per-process set-ups: finished before any program runs
-        if any(g.kind == "matmul" for g in plan.fusion.groups):
-            # Programs split matmuls across their own threads (threads.py): BLAS runs one.
-            single_threaded_blas()
-            resolve_blas()
+    setup = None
+    if any(g.kind == "matmul" for g in plan.fusion.groups):
+        def setup():
+            # Once per process, before any program runs: programs split matmuls across their
+            # own threads (threads.py), so BLAS runs one.
+            with cache.lock:
+                single_threaded_blas()
+                resolve_blas()
     try:
-        return Program(plan, in_process_only)
+        return Program(plan, in_process_only, setup)
     except NotCached:
         return None

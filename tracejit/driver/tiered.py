@@ -22,6 +22,7 @@ import time
 import warnings
 import weakref
 
+from ..codegen.blas_threads import one_core_for_compiling
 from ..codegen.compile_workers import in_background
 from ..config import config
 
@@ -95,7 +96,7 @@ class TieredProgram:
         start = time.perf_counter()
         _shorter_gil_slices(+1)
         try:
-            with in_background():
+            with in_background(), one_core_for_compiling():
                 self._build(stages, start)
         finally:
             _shorter_gil_slices(-1)
