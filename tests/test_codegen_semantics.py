@@ -198,6 +198,8 @@ def test_a_1d_kernel_over_a_block_vectorizes_and_computes_only_that_block():
     indices stayed in the loop and a 1-D kernel ran 6x slower than NumPy, unvectorized."""
     import re
 
+    from tracejit.codegen import direct
+
     a = np.linspace(-3, 3, 1001, dtype=np.float32)
     fn, args = _unary(ops.exp, a)
     program = compile_function(fn, "numba")
@@ -209,6 +211,14 @@ def test_a_1d_kernel_over_a_block_vectorizes_and_computes_only_that_block():
     assert not out[:300].any() and not out[700:].any()
     llvm = "".join(fresh.inspect_llvm().values())
     assert re.search(r"store <\d+ x float>", llvm)
+    # the same kernel compiled by tracejit's own compiler: whole-vector loads and stores, and
+    # no wraparound select left in the loop (signed index arithmetic is "nsw", as Numba's)
+    src, sig = program.program.plan.kernel_sources[0], program.program.plan.signatures[0]
+    llvm = direct.inspect_llvm(src, sig, kernel.__dict__)
+    body = llvm[llvm.index("vector.body:"):]
+    body = body[:body.index("\n\n")]
+    assert re.search(r"load <\d+ x float>", body) and re.search(r"store <\d+ x float>", body)
+    assert "insertelement" not in body and "select i1" not in body
 
 
 def _both_variants(f, *args):

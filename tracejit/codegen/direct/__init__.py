@@ -140,6 +140,18 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
     return DirectKernel(name, address, py, keep)
 
 
+def inspect_llvm(source: str, signature: tuple, namespace: dict) -> str:
+    """The optimized LLVM IR of the kernel of ``source`` for ``signature``, as it would be
+    compiled (tests check what LLVM made of it: vector loads, no leftover index checks)."""
+    from . import engine
+    fndef = _kernel_def(source)
+    with _lowering:
+        text, _ = _module_ir("tracejit_inspect", fndef, tuple(signature), namespace,
+                             _fastmath(fndef), True, _SharedFunctions(None, ""))
+    mod, _ = engine.optimized(text)
+    return str(mod)
+
+
 class _SharedFunctions:
     """Helpers a kernel calls instead of inlining them (``@njit(cache=True)`` ones, like
     blas.gemm: large, and the same in many kernels): each compiled once per argument types

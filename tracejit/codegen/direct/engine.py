@@ -75,7 +75,9 @@ def _machine(t: _Target):
     return tm
 
 
-def _optimized_object(ir_text: str) -> bytes:
+def optimized(ir_text: str):
+    """The module of ``ir_text`` after LLVM's O3 pipeline for this machine, and the target
+    machine that emits it."""
     t = target()
     tm = _machine(t)
     ctx = llvm.create_context()
@@ -89,6 +91,11 @@ def _optimized_object(ir_text: str) -> bytes:
     pto.slp_vectorization = False       # as Numba (NUMBA_SLP_VECTORIZE=0): a quarter of LLVM's time
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
+    return mod, tm
+
+
+def _optimized_object(ir_text: str) -> bytes:
+    mod, tm = optimized(ir_text)
     return tm.emit_object(mod)
 
 

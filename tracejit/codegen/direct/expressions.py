@@ -26,6 +26,7 @@ _FLOAT_OPS = {operator.add: "fadd", operator.sub: "fsub", operator.mul: "fmul",
               operator.truediv: "fdiv"}
 _INT_OPS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul",
             operator.and_: "and_", operator.or_: "or_", operator.xor: "xor"}
+_NSW = (operator.add, operator.sub, operator.mul)
 _ICMP = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
          operator.eq: "==", operator.ne: "!="}
 
@@ -129,7 +130,10 @@ class Expressions:
         if not (is_int(t) or t == types.boolean) or t != sig.args[1]:
             raise Unsupported(f"{op.__name__} on {sig.args}")
         if op in _INT_OPS:
-            return Val(rt, getattr(b, _INT_OPS[op])(a, c))
+            # Numba's flags: a signed add, sub or mul does not overflow ("nsw"), which lets
+            # LLVM drop the wraparound of an index it knows is non-negative (i + lo, lo >= 0)
+            flags = ("nsw",) if op in _NSW and is_int(rt) and rt.signed else ()
+            return Val(rt, getattr(b, _INT_OPS[op])(a, c, flags=flags))
         if op in (operator.floordiv, operator.mod):
             return Val(rt, calls.int_divide(b, op is operator.mod, a, c, is_int(t) and t.signed))
         raise Unsupported(f"integer {op.__name__}")

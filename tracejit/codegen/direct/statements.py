@@ -139,7 +139,8 @@ class Statements:
         self.assign(self.frame, st.target.id, Val(types.int64, i))
         self.loop_body(st.body, next_bb, end_bb)
         self.b.position_at_end(next_bb)
-        self.b.store(self.b.add(self.b.load(counter), I64(step)), counter)
+        # as Numba's range: the counter stays within [start, stop], so it cannot overflow
+        self.b.store(self.b.add(self.b.load(counter), I64(step), flags=("nsw",)), counter)
         self.b.branch(cond_bb)
         self.b.position_at_end(end_bb)
 
