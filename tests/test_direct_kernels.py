@@ -241,3 +241,57 @@ def test_column_min_and_max_compile_with_either_compiler(use_direct, monkeypatch
         lo, hi = tracejit.jit(lambda x: (x.min(axis=0), x.max(axis=0)), tiered=False)(x)
     np.testing.assert_array_equal(lo, x.min(axis=0))
     np.testing.assert_array_equal(hi, x.max(axis=0))
+
+
+def test_numbas_answers_about_scalar_types_are_kept_on_disk_and_read_back_the_same(tmp_path):
+    """numba_typing keeps Numba's operator signatures and unifications on disk, so a process
+    whose questions were answered before never sets up Numba's typing context; what comes
+    back from the file is what Numba answers, for every operator on every scalar pair."""
+    import itertools
+    import operator
+
+    from tracejit.codegen.direct import numba_typing as nt
+    scalars = [types.boolean, *sorted(types.integer_domain, key=str),
+               *sorted(types.real_domain, key=str)]
+    ops = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+           operator.mod, operator.pow, operator.lshift, operator.and_, operator.lt,
+           operator.eq]
+    writer = nt._Answers()
+    writer.use(tmp_path / "numba_typing.json")
+    numba_says = {}
+    for op, a, b in itertools.product(ops, scalars, scalars):
+        try:
+            sig = nt.typing_context().resolve_function_type(op, (a, b), {})
+        except Exception:               # noqa: BLE001
+            sig = None
+        numba_says[op, a, b] = sig
+        writer.remember_signature(op, (a, b), sig)
+    for a, b in itertools.product(scalars, scalars):
+        writer.remember_unified(a, b, nt.typing_context().unify_types(a, b))
+    reader = nt._Answers()
+    reader.use(tmp_path / "numba_typing.json")
+    for (op, a, b), sig in numba_says.items():
+        assert reader.signature(op, (a, b)) == sig, (op, a, b)
+    for a, b in itertools.product(scalars, scalars):
+        assert reader.unified(a, b) == nt.typing_context().unify_types(a, b)
+    assert reader.signature(operator.add, (types.float32, types.UniTuple(types.int64, 2))) \
+        is nt._UNKNOWN                  # not about scalars: asked of Numba every time
+
+
+def test_a_corrupt_file_of_numbas_answers_is_ignored(tmp_path):
+    import operator
+
+    from tracejit.codegen.direct import numba_typing as nt
+    path = tmp_path / "numba_typing.json"
+    writer = nt._Answers()
+    writer.use(path)
+    writer.remember_signature(operator.add, (types.int32, types.int32),
+                              nt.typing_context().resolve_function_type(
+                                  operator.add, (types.int32, types.int32), {}))
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 1                       # one flipped bit: the checksum no longer matches
+    path.write_bytes(bytes(data))
+    reader = nt._Answers()
+    reader.use(path)
+    assert reader.table == {}
+    assert reader.signature(operator.add, (types.int32, types.int32)) is nt._UNKNOWN

@@ -57,8 +57,9 @@ class Worker:
         env = dict(os.environ, TRACEJIT_CACHE_DIR=self.root,
                    TRACEJIT_COMPILE_WORKERS="0",
                    PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tracejit.codegen.compile_workers"], env=env,
+            [sys.executable, "-c", _BOOT, package], env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.version = None        # the worker's cache.VERSION, from its first message
         self.alive = True
@@ -185,12 +186,10 @@ def compile_all(items: list, compile_here, load_compiled, meanwhile=None) -> Non
     from . import cache
     queue = deque(items)
     remote, lock = [], threading.Lock()
-    ready = threading.Event()                    # a worker has said hello
 
     def serve(worker: Worker):
         if worker.hello() != cache.VERSION:      # another code generator: of no use
             return
-        ready.set()
         while True:
             with lock:
                 if not queue:
@@ -214,9 +213,9 @@ def compile_all(items: list, compile_here, load_compiled, meanwhile=None) -> Non
     for t in threads:
         t.start()
     try:
-        # In the background this thread compiles only while no worker is ready yet (a worker
-        # starts in about a second), then leaves the rest to the workers.
-        while not (background and ready.is_set()):
+        # In the background this thread compiles nothing while a worker may (its kernels
+        # are loaded below); in the foreground it compiles from the front of the list.
+        while not background:
             with lock:
                 if not queue:
                     break
@@ -237,6 +236,20 @@ def compile_all(items: list, compile_here, load_compiled, meanwhile=None) -> Non
             compile_here(payload, sig)
     for _, payload, sig in queue:          # left by workers that failed or were of no use
         compile_here(payload, sig)
+
+
+# A worker imports the code generator only: the packages ``tracejit`` and ``tracejit.codegen``
+# are made without running their ``__init__`` (which import the tracer, autodiff, nn, ...), so
+# it starts in 0.44 s instead of 0.84 s. Their submodules import as usual.
+_BOOT = """
+import sys, types
+for name, path in (("tracejit", sys.argv[1]), ("tracejit.codegen", sys.argv[1] + "/codegen")):
+    package = types.ModuleType(name)
+    package.__path__ = [path]
+    sys.modules[name] = package
+from tracejit.codegen.compile_workers import _serve
+_serve()
+"""
 
 
 def _serve():

@@ -122,9 +122,11 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
              compile: bool = True) -> DirectKernel | None:
     from . import engine
     from .python_abi import python_function, register_symbols
+    from .numba_typing import remember_in
     key = f"{version}|{source}|{signature}"
     name = "tracejit_direct_" + hashlib.sha256(key.encode()).hexdigest()[:24]
     register_symbols()
+    remember_in(folder)
 
     def make():
         fndef = _kernel_def(source)

@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.np.numpy_support import from_dtype
 
-from .numba_typing import resolve, typing_context, unify
+from .numba_typing import resolve, unify, unprepared_typing_context
 from .values import (F32, F64, I8, I32, I64, ArrayVal, Global, Method, Unsupported, Val, cast,
                      array_struct, constant, is_float, is_int, llvm_type, storage_type)
 
@@ -501,7 +501,7 @@ class IntrinsicContext:
 def intrinsic(low, intr, args: list):
     argtypes = [a.type for a in args]
     try:
-        defn = intr._defn(typing_context(), *argtypes)
+        defn = intr._defn(unprepared_typing_context(), *argtypes)
     except Exception:                        # noqa: BLE001
         defn = None
     if defn is None:
