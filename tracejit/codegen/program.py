@@ -340,15 +340,14 @@ def compile_plan(plan: Plan | Fusion, in_process_only: bool = False) -> Program 
             plan.kernel_sources, [cache.loaded(src) for src in plan.kernel_sources],
             plan.signatures):
         return None               # before the BLAS set-up: importing SciPy takes 0.2 s
-    setup = None
-    if any(g.kind == "matmul" for g in plan.fusion.groups):
-        def setup():
-            # Once per process, before any program runs: programs split matmuls across their
-            # own threads (threads.py), so BLAS runs one.
-            with cache.lock:
-                single_threaded_blas()
-                resolve_blas()
+    def blas_setup():
+        # Once per process, before any program runs: programs split matmuls across their own
+        # threads (threads.py), so BLAS runs one.
+        with cache.lock:
+            single_threaded_blas()
+            resolve_blas()
+    has_matmul = any(g.kind == "matmul" for g in plan.fusion.groups)
     try:
-        return Program(plan, in_process_only, setup)
+        return Program(plan, in_process_only, blas_setup if has_matmul else None)
     except NotCached:
         return None
