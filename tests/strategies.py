@@ -231,6 +231,20 @@ def _slice(c):
     return c.emit(ops.slice, [x], starts=starts, stops=stops, steps=steps)
 
 
+def _update_slice(c):
+    x = c.pick(min_rank=1, nonempty=True)
+    if x is None or 0 in x.shape:
+        return None
+    starts, steps, box = [], [], []
+    for n in x.shape:
+        a, step = c.draw(st.integers(0, n - 1)), c.draw(st.integers(1, 3))
+        starts.append(a)
+        steps.append(step)
+        box.append(c.draw(st.integers(0, (n - 1 - a) // step + 1)))
+    return c.emit(ops.update_slice, [x, c.operand(x.type.with_shape(box))], starts=starts,
+                  steps=steps)
+
+
 def _rev(c):
     x = c.pick()
     if x is None:
@@ -491,7 +505,8 @@ GENERATORS.update({
     "where": _where, "convert": _convert, "constant": _constant, "iota": _iota,
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
     "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate, "take": _take,
-    "scatter_add": _scatter(ops.scatter_add, "if"), "scatter": _scatter(ops.scatter, "bif"), "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+    "scatter_add": _scatter(ops.scatter_add, "if"), "scatter": _scatter(ops.scatter, "bif"),
+    "update_slice": _update_slice, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
     "matmul": _matmul, "cumsum": _cumsum, "cumprod": _along_axis("cumprod"),
     "sort": _along_axis("sort", kind=["quicksort", "heapsort", "stable"]),
     "argsort": _along_axis("argsort", kind=["quicksort", "heapsort", "stable"]),

@@ -319,7 +319,7 @@ def test_the_ir_shows_the_written_argument_as_a_result():
     def f(x):
         x[0] = 1.0
     text = str(tracejit.make_ir(f)(np.zeros(3)))
-    assert "scatter" not in text and "where" in text and "return %" in text
+    assert "scatter" not in text and "update_slice" in text and "return %" in text
 
 
 def test_running_statistics_stored_into_a_dict_argument_reach_the_callers_dict():
@@ -380,3 +380,54 @@ def test_a_jitted_method_storing_into_self_updates_the_object_as_eagerly():
         np.testing.assert_allclose(jitted.jitted_update(x), eager.update(x))
     np.testing.assert_allclose(jitted.mean, eager.mean)
     assert jitted.buffers["count"] == eager.buffers["count"] == 3
+
+
+# -- slice writes in the compiled program: in place when nothing reads the old value ----------
+
+def _rows_written_in_a_loop(x, v):
+    y = np.tanh(x)
+    for i in range(1, y.shape[0]):
+        y[i, 1:] = y[i - 1, :-1] * 0.5 + v[i, 1:]     # reads the row before, written just now
+    y[::2, 0] = 7.0
+    return y.sum(axis=1), y
+
+
+def test_a_loop_of_slice_writes_runs_in_place_with_numpys_results_and_gradient():
+    from gradcheck import check_grad
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal((6, 5)), rng.standard_normal((6, 5))
+    f = tracejit.jit(_rows_written_in_a_loop, tiered=False)
+    for got, expected in zip(f(x, v), _rows_written_in_a_loop(x.copy(), v.copy())):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    entry = f.lower(x, v).source.split("# entry")[1]
+    # each write is an assignment into the one buffer of y, none copies the whole array
+    assert entry.count("b0[") == 6 and "copyto(b0" not in entry, entry
+    check_grad(lambda x, v: (_rows_written_in_a_loop(x, v)[1] ** 2).sum(), x, v)
+
+
+def test_an_update_whose_operand_is_read_afterwards_writes_into_a_copy():
+    from tracejit.driver import compile_function
+    from tracejit.ir import Builder, TensorType, dtypes, interpret, ops
+    b = Builder()
+    x = b.param(TensorType(dtypes.float64, (4, 3)))
+    v = b.param(TensorType(dtypes.float64, (2, 3)))
+    y = b.emit(ops.tanh, [x]).result
+    z = b.emit(ops.update_slice, [y, v], starts=[1, 0], steps=[2, 1]).result
+    fn = b.build([b.emit(ops.add, [y, z]).result])      # the old y is read after the write
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal((4, 3)), rng.standard_normal((2, 3))]
+    program = compile_function(fn, "numba", tiered=False)
+    np.testing.assert_allclose(program(inputs)[0], interpret(fn, inputs)[0], rtol=1e-12)
+    assert not program.program.plan._in_place
+
+
+def test_a_written_argument_is_never_updated_in_place_inside_the_program():
+    def f(x):
+        x[1:3] = 0.0
+        return x * 2
+    a = np.arange(5.0)
+    jf = tracejit.jit(f, tiered=False)
+    out = jf(a)
+    np.testing.assert_array_equal(out, [0, 0, 0, 6, 8])
+    np.testing.assert_array_equal(a, [0, 0, 0, 3, 4])     # written back, as NumPy does
+    assert not jf.lower(np.arange(5.0)).source.split("# entry")[1].count("p0[1:3")

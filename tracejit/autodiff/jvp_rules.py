@@ -42,6 +42,7 @@ for _opdef in (ops.broadcast_in_dim, ops.reshape, ops.transpose, ops.slice, ops.
 linear(ops.take, primal=(1,))
 linear(ops.scatter_add, primal=(1,))
 linear(ops.scatter, primal=(1,))
+linear(ops.update_slice)
 linear(ops.where, primal=(0,))
 
 

@@ -102,6 +102,14 @@ def _(ct, x, idx, upd, out, axis):
     return [ct, None, op(ops.take, ct, idx, axis=axis)]
 
 
+@vjp_rule(ops.update_slice)
+def _(ct, x, v, out, starts, steps):
+    # the overwritten box of x gets no gradient; v gets the box's cotangent
+    stops = [a + (m - 1) * s + 1 if m else a for a, m, s in zip(starts, v.shape, steps)]
+    return [op(ops.update_slice, ct, zeros_like(v), starts=starts, steps=steps),
+            op(ops.slice, ct, starts=starts, stops=stops, steps=steps)]
+
+
 @vjp_rule(ops.scatter)
 def _(ct, x, idx, upd, out, axis):
     # The overwritten slices of x get no gradient; an update gets its slice's cotangent only

@@ -158,6 +158,16 @@ class NativeLoop:
             inner = ", ".join(f"{lo}:{lo + max(n - 1, 0) * (it + 1) + 1 if n else lo}:{it + 1}"
                               for n, lo, it in zip(x.shape, a["low"], a["interior"]))
             self.lines.append(f"{out}[{inner},] = {src}")
+        elif op.opdef is ops.update_slice:
+            x, v = op.operands
+            out = self._buffer(op.result)
+            self.lines += copy_into(self, out, self.array(x), tuple(x.shape))
+            src, a = self.array(v), op.attrs
+            idx = [self.new_name("i") for _ in v.shape]
+            for depth, (i, m) in enumerate(zip(idx, v.shape)):
+                self.lines.append(f"{'    ' * depth}for {i} in range({m}):")
+            box = ", ".join(f"{s} + {st} * {i}" for s, st, i in zip(a["starts"], a["steps"], idx))
+            self.lines.append(f"{'    ' * len(idx)}{out}[{box},] = {src}[{', '.join(idx)},]")
         else:
             raise Unsupported(f"{op.opdef.name} (NumPy's, in the entry)")
 

@@ -3,7 +3,8 @@
 A loop group made only of layout ops (slices, transposes, broadcasts, reshapes, reversals: the
 im2col copies of a convolution) is one ``np.copyto`` of a chain of NumPy views into its buffer;
 ``pad`` fills its buffer and copies the operand into a strided view of it; ``concatenate`` is
-``np.concatenate(..., out=)``. Each rule gives Python source for the program's entry (plan.py).
+``np.concatenate(..., out=)``; ``update_slice`` writes its box into x's buffer (in place when
+x is not read again) or into a copy. Each rule gives Python source for the program's entry (plan.py).
 ``sort`` and ``argsort`` are here too: NumPy's sorts beat a generated kernel.
 """
 from __future__ import annotations
@@ -79,6 +80,18 @@ def _(op, array, out: str) -> list[str]:
                 for d, (lo, hi, n) in enumerate(zip(a["low"], a["high"], x.shape))
                 for s, w in ((0, lo), (lo + n, hi)) if w]
     return fill + [f"{out}[{inner},] = {array(x)}"]
+
+
+@emitters.register("movement", ops.update_slice)
+def _(op, array, out: str) -> list[str]:
+    # ``out`` is x's own buffer when nothing reads x after this (plan.py's in-place updates):
+    # then only the box is written
+    x, v = (array(u) for u in op.operands)
+    box = ", ".join(f"{a}:{a + (m - 1) * s + 1 if m else a}:{s}"
+                    for a, m, s in zip(op.attrs["starts"], op.operands[1].shape,
+                                       op.attrs["steps"]))
+    copy = [] if out == x else [f"np.copyto({out}, {x})"]
+    return copy + [f"{out}[{box},] = {v}" if box else f"{out}[...] = {v}"]
 
 
 # Sorting is NumPy's own sort of the op's kind: vectorized, and faster than a Numba kernel

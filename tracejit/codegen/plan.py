@@ -170,13 +170,44 @@ class Plan:
     # -- intermediates in the arena ---------------------------------------------------------
     def _storage(self):
         """Which value's buffer each alias or reshape view shares (``_root``), and the buffers
-        that a result may share: those stay out of the arena (a caller keeps results)."""
+        that a result may share: those stay out of the arena (a caller keeps results).
+        An ``update_slice`` writes into its operand's buffer when nothing reads that buffer
+        after it (``_in_place``)."""
         self._shares: dict = {}
-        for g in self.fusion.groups:
+        self._in_place: set = set()
+        last: dict = {}                 # a value -> the last group reading it
+        for i, g in enumerate(self.fusion.groups):
+            for v in g.inputs:
+                last[v] = i
+        results = set(self.fn.results)
+        # per buffer (a root value): the last group reading it or a value sharing it, and
+        # whether one of those is a result
+        use: dict = {}
+
+        def usage(v):
+            return use.get(v, (last.get(v, -1), v in results))
+
+        def share(r, v):
+            root = self._root(v)
+            self._shares[r] = root      # straight to the root: loops make long chains
+            (a, b), (c, d) = usage(root), usage(r)
+            use.pop(r, None)
+            use[root] = (max(a, c), b or d)
+        for i, g in enumerate(self.fusion.groups):
             if g.kind == "alias" or self._is_view(g):
                 for op in g.ops:
                     for r, v in zip(op.results, op.operands):
-                        self._shares[r] = v
+                        share(r, v)
+            elif g.kind == "op" and g.ops[0].opdef is ops.update_slice:
+                op = g.ops[0]
+                root = self._root(op.operands[0])
+                read_until, escapes = usage(root)
+                if (read_until <= i and not escapes and root not in self._params
+                        and root.op is not None and not self._is_constant(root)):
+                    # nothing reads x's buffer after this: write the box into it (a loop's
+                    # x[i] = v costs the box, not the whole array)
+                    share(op.result, op.operands[0])
+                    self._in_place.add(op.result)
         self._escaping = {self._root(r) for r in self.fn.results}
 
     def _root(self, v):
@@ -227,7 +258,11 @@ class Plan:
         elif self._is_view(g):
             self._reshape_view(g.ops[0])
         elif is_movement(g):
-            out = self.buffer(g.outputs[0])
+            result = g.outputs[0]
+            if result in self._in_place:             # update_slice into x's own buffer
+                out = self.names[result] = self.array(g.ops[0].operands[0])
+            else:
+                out = self.buffer(result)
             self.lines += movement_lines(g, self.array, out)
         elif self._small(g):
             self._numpy_group(g)

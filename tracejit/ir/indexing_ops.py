@@ -1,6 +1,7 @@
-"""The ops that read or write at integer indices: ``take`` (a gather along one axis), and the
+"""The ops that read or write at integer indices: ``take`` (a gather along one axis), the
 scatters that write slices at indices into a copy of an array: ``scatter_add`` (repeated
-indices accumulate) and ``scatter`` (they keep the last write, as NumPy's assignment does).
+indices accumulate) and ``scatter`` (they keep the last write, as NumPy's assignment does), and
+``update_slice``, which writes a strided box (``x[a:b:s] = v``).
 ops.py re-exports them, so the other stages name them ``ops.take`` like any op.
 """
 from __future__ import annotations
@@ -60,3 +61,38 @@ def _overwrite(moved, idx, upd):
 # internal: x[idx] = v on a traced array (assignment.py), x with the slices at idx overwritten
 scatter = register(OpDef("scatter", 3, {"axis": "int"}, _scatter_add_rule,
                          _scattering(_overwrite), "scatter", internal=True))
+
+
+def _slice_of(shape, starts, steps, part_shape) -> tuple:
+    """The basic index of the region ``update_slice`` writes: ``starts`` with ``steps``, as
+    many elements per dim as the update has."""
+    return tuple(slice(a, a + (m - 1) * s + 1 if m else a, s)
+                 for a, m, s in zip(starts, part_shape, steps))
+
+
+def _update_slice_rule(ts, attrs):
+    x, v = ts
+    starts, steps = attrs["starts"], attrs["steps"]
+    if v.dtype != x.dtype or v.ndim != x.ndim:
+        raise IRTypeError(f"update_slice writes a {x.dtype} array of {x.ndim} dims into {x}, "
+                          f"got {v}")
+    if not len(starts) == len(steps) == x.ndim or min(steps, default=1) < 1 or any(
+            a < 0 or (m and a + (m - 1) * s >= n)
+            for a, s, m, n in zip(starts, steps, v.shape, x.shape)):
+        raise IRTypeError(f"update_slice of {v} at starts {starts} steps {steps} does not "
+                          f"fit in {x}")
+    return [x]
+
+
+def _update_slice_impl(x, v, starts, steps):
+    out = x.copy()
+    out[_slice_of(x.shape, starts, steps, v.shape)] = v
+    return out
+
+
+# internal: x[a:b:s] = v on a traced array (assignment.py): x with a strided box overwritten.
+# Its own op, not a where() over x, so that the program can write the box in place when x is
+# not read again (plan.py): a loop's x[i] = v costs what the box does, not the whole array.
+update_slice = register(OpDef("update_slice", 2, {"starts": "ints", "steps": "ints"},
+                              _update_slice_rule, _update_slice_impl, "movement",
+                              internal=True))

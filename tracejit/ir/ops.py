@@ -573,10 +573,12 @@ from . import linalg_ops  # noqa: E402
 solve, triangular_solve = linalg_ops.solve, linalg_ops.triangular_solve
 cholesky, slogdet = linalg_ops.cholesky, linalg_ops.slogdet
 
-# Indexing with integer arrays (take, scatter_add, scatter): defined in indexing_ops.py
+# Indexing with integer arrays (take, scatter_add, scatter) and writing a strided box
+# (update_slice): defined in indexing_ops.py
 from . import indexing_ops  # noqa: E402
 
 take, scatter_add, scatter = indexing_ops.take, indexing_ops.scatter_add, indexing_ops.scatter
+update_slice = indexing_ops.update_slice
 
 # Structured control flow (cond, while_loop, scan): defined in control_ops.py
 from . import control_ops  # noqa: E402

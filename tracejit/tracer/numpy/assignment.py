@@ -8,8 +8,9 @@ A write through a view goes back up the chain of layout ops, each through its in
 are returned by the program and copied back into the caller's arrays (trace_function.py).
 
 How a key's write becomes IR:
-- basic keys (ints, slices, None, ...): ``x[key]`` is a view, and storing into a slice is a
-  ``where`` between the old value and the new part padded into place (both fuse);
+- basic keys (ints, slices, None, ...): ``x[key]`` is a view, and storing into a slice is an
+  ``update_slice`` (x with the box overwritten; in place in the program when x is not read
+  again, so a loop of ``x[i] = v`` costs its boxes, not the whole array each time);
 - integer-array keys: a ``scatter`` at the flat positions the key selects (computed at trace
   time when the key is constant; repeated positions keep the last write, as NumPy does);
 - a traced boolean mask: ``where(mask, v, x)`` (the value must broadcast over the selection,
@@ -52,21 +53,12 @@ def store(t: Tracer, new: Tracer) -> None:
 
 
 def _set_slice(parent, new, starts, stops, steps):
-    """``parent`` with ``parent[starts:stops:steps] = new``: ``new`` padded into place (the
-    steps as interior padding), selected by a mask padded the same way."""
-    trace = parent._trace
-    low = list(starts)
-    high = [n - (a + (len(range(a, b, s)) - 1) * s) - 1 if b > a else 0
-            for n, a, b, s in zip(parent.shape, starts, stops, steps)]
-    interior = [s - 1 for s in steps]
+    """``parent`` with ``parent[starts:stops:steps] = new``: an ``update_slice``, which the
+    program writes in place when nothing reads ``parent`` afterwards (codegen/plan.py)."""
     if 0 in new.shape:
         return parent
-    placed = emit(trace, ops.pad, [new, constant(np.zeros((), parent.dtype), trace=trace)],
-                  low=low, high=high, interior=interior)
-    ones = broadcast_to(constant(np.ones((), bool), trace=trace), new.shape)
-    mask = emit(trace, ops.pad, [ones, constant(np.zeros((), bool), trace=trace)],
-                low=low, high=high, interior=interior)
-    return emit(trace, ops.where, [mask, placed, parent])
+    return emit(parent._trace, ops.update_slice, [parent, new], starts=list(starts),
+                steps=list(steps))
 
 
 def _undo_broadcast(parent, new, **attrs):
