@@ -9,16 +9,17 @@ from __future__ import annotations
 FIXED_COST_US = 40
 
 LOOP = ("Python loop over elements or rows, unrolled into the trace: every iteration is its "
-        "own small kernels or BLAS calls, and each write x[i] = v is a where() over the whole "
-        "array (NumPy writes the element in place); needs in-place update-slice and fori_loop")
+        "own small kernels, BLAS calls and box writes (in place since update_slice), each a "
+        "call from the Python entry where NumPy's per-iteration ops are as small; needs the "
+        "loop kept as one fori_loop/scan instead of unrolled")
 SMALL_KERNELS = ("many small kernels per call (one per layout change or product): the "
                  "Python entry's per-kernel cost exceeds NumPy's per-op cost at this size")
 VIEWS = ("NumPy returns a view (no copy); a jitted function returns a fresh array, since "
          "results never alias the arguments")
 
-SLICE_WRITES = ("each slice write x[a:b] = v is v's kernel, a pad of v done by NumPy, and a "
-                "where() kernel over the whole array: three passes where NumPy makes one "
-                "(the pad, a data-movement op, splits the fusion); needs an update-slice op")
+SLICE_WRITES = ("the slice writes go into arguments: the program copies each written argument "
+                "before its first write, and the caller's array gets the result copied back: two "
+                "whole-array passes NumPy does not make (the writes themselves are in place)")
 SAME_WORK = ("nothing to fuse: NumPy's own ops are the work (BLAS gemv/gemm and whole-matrix "
              "passes in the same order), and each jitted kernel adds its hand-off cost")
 
