@@ -233,8 +233,10 @@ def _slice(c):
 
 def _update_slice(c):
     x = c.pick(min_rank=1, nonempty=True)
-    if x is None or 0 in x.shape:
+    if x is None:
         return None
+    if 0 in x.shape:            # a box needs a place in every dim
+        x = c.fresh(x.type.with_shape([max(n, 1) for n in x.shape]))
     starts, steps, box = [], [], []
     for n in x.shape:
         a, step = c.draw(st.integers(0, n - 1)), c.draw(st.integers(1, 3))

@@ -623,6 +623,32 @@ def test_scatter_overwrites_in_order_so_a_repeated_index_keeps_its_last_write(dt
     assert_same(run(ops.scatter, [x, idx, upd], axis=axis), want)
 
 
+@covers("update_slice")
+@pytest.mark.parametrize("dtype", ["i64", "f64", "bool"])
+@given(data=st.data())
+def test_update_slice_overwrites_a_strided_box_and_keeps_the_rest(dtype, data):
+    x = data.draw(arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1,
+                                                 max_side=5)))
+    starts = [data.draw(st.integers(0, n - 1)) for n in x.shape]
+    steps = [data.draw(st.integers(1, 3)) for _ in x.shape]
+    box = tuple(data.draw(st.integers(0, (n - 1 - a) // s + 1))
+                for n, a, s in zip(x.shape, starts, steps))
+    v = data.draw(arrays(dtype, box))
+    want = x.copy()             # reference: NumPy's own strided assignment
+    want[tuple(slice(a, None, s) for a, s in zip(starts, steps))][
+        tuple(slice(0, m) for m in box)] = v
+    assert_same(run(ops.update_slice, [x, v], starts=starts, steps=steps), want)
+
+
+def test_update_slice_rejects_a_box_that_does_not_fit():
+    with pytest.raises(IRTypeError):
+        rule(ops.update_slice, [T("f32", (3, 4)), T("f32", (2, 2))], starts=[2, 0], steps=[1, 1])
+    with pytest.raises(IRTypeError):
+        rule(ops.update_slice, [T("f32", (3, 4)), T("f64", (1, 1))], starts=[0, 0], steps=[1, 1])
+    with pytest.raises(IRTypeError):
+        rule(ops.update_slice, [T("f32", (3, 4)), T("f32", (2,))], starts=[0], steps=[1])
+
+
 def test_scatter_add_rejects_updates_of_the_wrong_type():
     with pytest.raises(IRTypeError):
         rule(ops.scatter_add, [T("f32", (3, 4)), T("i64", (2,)), T("f32", (3, 4))], axis=0)
