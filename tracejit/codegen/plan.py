@@ -50,9 +50,12 @@ PARALLEL_MIN = 1 << 17
 # passes in (``r*`` parameters), reusing one when the caller no longer holds the result of an
 # earlier call. A fresh large buffer costs page faults on first touch: the elementwise chain at
 # N = 1e7 ran in 6.1 ms into a reused output, 8.5 ms into a new one (9.9 ms with
-# MADV_HUGEPAGE, whose direct compaction stalls here). Smaller buffers come back from
-# malloc's heap without faults anyway.
-POOL_MIN = 1 << 20
+# MADV_HUGEPAGE, whose direct compaction stalls here). Above glibc's mmap threshold (128 KiB)
+# malloc maps fresh pages too, and the faults of two threads writing one fresh result
+# serialize: a parallel 320x320 float64 matmul took 1.77 ms into a fresh result (serial
+# 1.83 ms), 1.09 ms into a reused one (serial 1.74 ms). Smaller buffers come back from
+# malloc's heap without faults.
+POOL_MIN = 1 << 17
 
 
 def array_type(v):
