@@ -43,8 +43,16 @@ REASONS = {
     **dict.fromkeys(["npbench_jacobi_1d", "npbench_jacobi_2d", "npbench_heat_3d",
                      "min_char_rnn_adagrad_update"], SLICE_WRITES),
     **dict.fromkeys(["npbench_k2mm", "npbench_k3mm", "picogpt_ffn", "picogpt_transformer_block",
-                     "picogpt_gpt2", "cs231n_rnn_step_backward", "cs231n_lstm_step_forward"],
-                    MATMUL),
+                     "picogpt_gpt2", "cs231n_rnn_step_backward", "cs231n_lstm_step_forward",
+                     "cs231n_temporal_affine_forward"], MATMUL),
+    # at parity: above 1.0x in some runs, below in others (2026-12-01, one machine)
+    "picogpt_mha": "at parity: 0.91-1.49x over six runs of the same code",
+    "autograd_test_numpy_cos_and_sinh": (
+        "at parity: float64 cos and sinh run as fast as NumPy's at 1e5 elements (1572 against "
+        "1623 us, 2880 against 2911 us); at ~100 us the call's fixed cost and the spread "
+        "decide (0.86-1.02x over four runs)"),
+    "cs231n_batchnorm_backward_alt": (
+        "NumPy's own time moves 3x between runs (5.0-16.9 ms): 0.67-3.34x over six runs"),
     **dict.fromkeys(["npbench_gesummv", "npbench_gemver", "npbench_atax", "npbench_bicg",
                      "npbench_mvt", "cs231n_affine_backward",
                      "numpy_ml_linear_regression_fit", "numpy_ml_ridge_regression_fit",
