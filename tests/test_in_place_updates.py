@@ -431,3 +431,24 @@ def test_a_written_argument_is_never_updated_in_place_inside_the_program():
     np.testing.assert_array_equal(out, [0, 0, 0, 6, 8])
     np.testing.assert_array_equal(a, [0, 0, 0, 3, 4])     # written back, as NumPy does
     assert not jf.lower(np.arange(5.0)).source.split("# entry")[1].count("p0[1:3")
+
+
+def test_the_numpy_tier_writes_a_dying_array_in_place_but_never_one_a_view_still_reads():
+    from tracejit.driver import compile_function
+    from tracejit.ir import Builder, TensorType, dtypes, interpret, ops
+    b = Builder()
+    x = b.param(TensorType(dtypes.float64, (4, 3)))
+    v = b.param(TensorType(dtypes.float64, (1, 3)))
+    y = b.emit(ops.tanh, [x]).result
+    seen = b.emit(ops.transpose, [y], perm=(1, 0)).result     # a NumPy view of y's array here
+    z = b.emit(ops.update_slice, [y, v], starts=[0, 0], steps=[1, 1]).result
+    w = b.emit(ops.update_slice, [z, v], starts=[2, 0], steps=[1, 1]).result   # z dies: in place
+    fn = b.build([w, b.emit(ops.neg, [seen]).result])
+    rng = np.random.default_rng(2)
+    inputs = [rng.standard_normal((4, 3)), rng.standard_normal((1, 3))]
+    before = [a.copy() for a in inputs]
+    got = compile_function(fn, "numpy")(inputs)
+    for g, e in zip(got, interpret(fn, inputs)):
+        np.testing.assert_array_equal(g, e)
+    for a, a0 in zip(inputs, before):
+        np.testing.assert_array_equal(a, a0)

@@ -11,6 +11,8 @@ the chosen branch of a ``cond``, a Python loop over a ``while_loop``'s or ``scan
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..ir import Function, ops
@@ -38,6 +40,17 @@ def _(x, shape):
 @view(ops.transpose)
 def _(x, perm):
     return np.transpose(x, perm)
+
+
+def _update_slice_in_place(x, v, starts, steps):
+    x[tuple(slice(a, a + (m - 1) * s + 1 if m else a, s)
+            for a, m, s in zip(starts, v.shape, steps))] = v
+    return x
+
+
+# Ops that may write their result into their first operand's array when it dies with them:
+# a loop's x[i] = v then costs the box, not a copy of x (plan.py does the same when compiled).
+IN_PLACE = {ops.update_slice: _update_slice_in_place}
 
 
 class NumpyProgram:
@@ -68,9 +81,11 @@ class NumpyProgram:
                                           for r in op.regions])
             dead = [slot[v] for v in dict.fromkeys(op.operands)
                     if last_use[v] == i and v not in keep and v.op is not None]
+            x = op.operands[0] if op.operands else None
+            donor = IN_PLACE.get(op.opdef) if x is not None and slot[x] in dead else None
             self.steps.append((impl, [slot[v] for v in op.operands],
                                [(slot[r], r.type.dtype.np) for r in op.results],
-                               op.attrs, dead))
+                               op.attrs, dead, donor))
         self.n_slots = len(slot)
         self.params = [(slot[p], p.type.dtype.np) for p in fn.params]
         self.results = [slot[r] for r in fn.results]
@@ -80,8 +95,18 @@ class NumpyProgram:
         for (i, dt), x in zip(self.params, leaves):
             env[i] = np.asarray(x, dt)
         with np.errstate(all="ignore"):       # IEEE values, as the compiled kernels give
-            for impl, ins, outs, attrs, dead in self.steps:
-                out = impl(*[env[i] for i in ins], **attrs)
+            for impl, ins, outs, attrs, dead, donor in self.steps:
+                if donor is not None:
+                    # the first operand dies here: write into its array if nothing else holds
+                    # it (no view of it, no other value, not an argument)
+                    x, env[ins[0]] = env[ins[0]], None
+                    if sys.getrefcount(x) == 2 and x.flags.owndata and x.flags.writeable:
+                        out = donor(x, *[env[i] for i in ins[1:]], **attrs)
+                    else:
+                        out = impl(x, *[env[i] for i in ins[1:]], **attrs)
+                    del x
+                else:
+                    out = impl(*[env[i] for i in ins], **attrs)
                 if type(out) is not list:       # one result (multi-result ops give lists)
                     (i, dt), = outs
                     env[i] = out if type(out) is np.ndarray and out.dtype == dt else (
