@@ -85,7 +85,10 @@ def scan(P, op, outs: list | None = None):
     ys = op.results[m:]
     ynames = list(outs[m:]) if outs else [P.new_name() for _ in ys]
     if not outs:
-        P.lines += [f"{y} = {_empty(P, v)}" for y, v in zip(ynames, ys)]
+        if P.entry:
+            P.lines += [f"{y} = {_empty(P, v)}" for y, v in zip(ynames, ys)]
+        else:
+            ynames = [P.loop_buffer(tuple(v.shape), v.type.dtype) for v in ys]
     t = P.new_name("t")
     steps = f"range({length} - 1, -1, -1)" if a["reverse"] else f"range({length})"
     loop = []
@@ -93,7 +96,11 @@ def scan(P, op, outs: list | None = None):
     for x, v in zip(xnames, xs):
         s = P.new_name()
         if v.type.ndim == 1:      # a scalar in Numba: into a 0-d array
-            loop += [f"{s} = np.empty((), {P.array_dtype(v.type.dtype)})", f"{s}[()] = {x}[{t}]"]
+            if P.entry:
+                loop.append(f"{s} = np.empty((), {P.array_dtype(v.type.dtype)})")
+            else:
+                s = P.loop_buffer((), v.type.dtype)
+            loop.append(f"{s}[()] = {x}[{t}]")
         else:
             loop.append(f"{s} = {x}[{t}]")
         slices.append(s)
@@ -104,7 +111,7 @@ def scan(P, op, outs: list | None = None):
             loop.append(f"{y}[{t}] = {r}[()]")
         else:
             loop += copy_into(P, f"{y}[{t}]", r, tuple(v.shape[1:]))
-    loop += _assign(carry, res[:m])
+    loop += _next_carries(P, carry, res[:m], carries)
     P.lines.append(f"for {t} in {steps}:")
     P.lines += indent(loop)
     if outs:
@@ -128,9 +135,36 @@ def while_loop(P, op, outs: list | None = None):
     test, (c,) = P.region(cond_fn, fixed + carry)
     body, res = P.region(body_fn, fixed + carry)
     P.lines.append("while True:")
-    P.lines += indent(test + [f"if not {c}[()]:", "    break"] + body + _assign(carry, res))
+    P.lines += indent(test + [f"if not {c}[()]:", "    break"] + body
+                      + _next_carries(P, carry, res, op.operands[k:]))
     # the trip count is not known here: the entry copies its carries (they may be operands)
     _finish(P, op.results, _copies(P, carry) if P.entry else carry, outs)
+
+
+def _next_carries(P, carry: list, res: list, values: list) -> list:
+    """Statements at the end of an iteration making its results the carries. The entry
+    rebinds the names. A native driver allocates its buffers once (loops.py), so the next
+    iteration rewrites the buffers these results are in: each carry is copied into a buffer of
+    its own (through a temporary when it is another carry, as in a swap)."""
+    if P.entry:
+        return _assign(carry, res)
+    lines, sources = [], []
+    for c, r, v in zip(carry, res, values):
+        shape = tuple(v.shape)
+        if r in carry and r != c:          # another carry, rewritten below: keep it first
+            tmp = P.loop_buffer(shape, v.type.dtype)
+            lines += copy_into(P, tmp, r, shape)
+            r = tmp
+        sources.append(r)
+    own = []
+    for c, r, v in zip(carry, sources, values):
+        if r == c:
+            own.append(c)                  # unchanged: it keeps its buffer
+            continue
+        buf = P.loop_buffer(tuple(v.shape), v.type.dtype)
+        lines += copy_into(P, buf, r, tuple(v.shape))
+        own.append(buf)
+    return lines + _assign(carry, own)
 
 
 def _copies(P, names: list) -> list:

@@ -146,6 +146,11 @@ def slice_view(low, a: ArrayVal, parts: list) -> ArrayVal:
     b = low.b
     if len(parts) > a.type.ndim:
         raise Unsupported("too many indices")
+    # Numba's layout rule: a C array stays C under integers on the left and at most one
+    # slice (without a step), given last: x[t], x[lo:hi], x[t, lo:hi]
+    keeps_c = a.type.layout == "C" and all(
+        not isinstance(p, ast.Slice) or (k == len(parts) - 1 and p.step is None)
+        for k, p in enumerate(parts))
     parts = list(parts) + [ast.Slice(None, None, None)] * (a.type.ndim - len(parts))
     offset, shape, strides, full = I64(0), [], [], True
     for k, p in enumerate(parts):
@@ -166,7 +171,7 @@ def slice_view(low, a: ArrayVal, parts: list) -> ArrayVal:
             offset = b.add(offset, b.mul(i, a.strides[k]))
             full = False
     raw = b.gep(b.bitcast(a.data, I8.as_pointer()), [offset])
-    layout = a.type.layout if full else "A"
+    layout = a.type.layout if full or keeps_c else "A"
     return ArrayVal(types.Array(a.dtype, len(shape), layout, readonly=not a.type.mutable),
                     b.bitcast(raw, a.data.type), shape, strides)
 

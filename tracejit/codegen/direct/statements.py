@@ -116,11 +116,9 @@ class Statements:
             raise Unsupported("range of non-integers")
         step = 1
         if len(args) == 3:
-            node = it.args[2]
-            if not (isinstance(node, ast.Constant) and isinstance(node.value, int)
-                    and node.value != 0):
+            step = _constant_int(it.args[2])
+            if not step:
                 raise Unsupported("range with a step that is not a nonzero constant")
-            step = node.value
         start, stop = (args[0], args[1]) if len(args) >= 2 else (constant(types.int64, 0),
                                                                   args[0])
         start, stop = cast(self.b, start, types.int64), cast(self.b, stop, types.int64)
@@ -202,3 +200,13 @@ class Statements:
             raise Unsupported("raise of a non-exception")
         self.errors.append((cls.obj, exc.args[0].value))
         self.finish(I64(len(self.errors)))
+
+
+def _constant_int(node) -> int | None:
+    """The value of an integer literal, ``-1`` included (a unary minus of a literal)."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
