@@ -4,9 +4,9 @@ Numba compiles under one process-wide lock, and its typing and lowering are Pyth
 the GIL: threads cannot compile two kernels at once, and a compile thread shares the GIL with
 the NumPy tier running the user's steps. So a program with several kernels to compile hands
 some of them to worker processes while the calling thread compiles the others. A worker is a
-fresh interpreter (``python -m tracejit.codegen.compile_workers``, started with
-``subprocess``: exec'd at once, so nothing is forked from a process that runs BLAS or OpenMP
-threads) that loads the generated module from the kernel cache folder and compiles it: with
+fresh interpreter (``python -c _BOOT``, started with ``subprocess``: exec'd at once, so
+nothing is forked from a process that runs BLAS or OpenMP threads; it imports only the code
+generator) that loads the generated module from the kernel cache folder and compiles it: with
 codegen/direct where it can (its machine code goes to the folder's ``direct``, checksummed),
 else with Numba's ``cache=True``, sealing its files (cache.py); the parent then loads the
 machine code from the disk cache, after checking its checksums, as a warm start would.
@@ -149,13 +149,13 @@ _thread = threading.local()
 @contextlib.contextmanager
 def in_background():
     """Compiles in this block (this thread) run beside the user's steps (driver/tiered.py):
-    once a worker process is ready they go to the workers alone, and this thread only loads
-    what they wrote (it compiles only while the first worker starts). A compile here would
-    share the GIL with the steps (the NumPy tier is Python between its
-    ufuncs): on two cores, the MLP's first-tier steps took 14.1-14.6 ms while its kernels
-    compiled here, 9.1-10.1 ms while they compiled in the worker (NumPy eager 7.3-10.8 ms),
-    and the compiled tier came as soon (4.03-4.19 s; benchmarks/compile.py). Without a usable
-    worker they compile here after all."""
+    they go to the workers alone, and this thread only loads what they wrote. A compile here
+    would share the GIL with the steps (the NumPy tier is Python between its ufuncs): on two
+    cores, the MLP's first-tier steps took 14.1-14.6 ms while its kernels compiled here,
+    9.1-10.1 ms while they compiled in the worker (NumPy eager 7.3-10.8 ms); compiling here
+    only until the worker was ready still left the chain's and softmax's steps at 2x NumPy's
+    (their few kernels were done by then). Without a usable worker they compile here after
+    all."""
     saved = getattr(_thread, "background", False)
     _thread.background = True
     try:
