@@ -137,6 +137,11 @@ def build_wrapper(module: ir.Module, kernel: ir.Function, name: str, argtypes: t
                   errors: list):
     """Add ``name(self, args, nargs)`` calling ``kernel`` to ``module``."""
     fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64]), name=name)
+    # Not optimized, and the kernel not inlined into it: optimizing the wrapper (with a copy
+    # of the kernel inlined) took half of LLVM's time for the MLP's kernels, for checks that
+    # cost nanoseconds either way
+    fn.attributes.add("optnone")
+    fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     fail = fn.append_basic_block("bad_argument")
     _, args, nargs = fn.args
