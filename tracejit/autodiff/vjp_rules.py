@@ -105,7 +105,7 @@ def _(ct, x, idx, upd, out, axis):
 @vjp_rule(ops.update_slice)
 def _(ct, x, v, out, starts, steps):
     # the overwritten box of x gets no gradient; v gets the box's cotangent
-    stops = [a + (m - 1) * s + 1 if m else a for a, m, s in zip(starts, v.shape, steps)]
+    stops = [s.stop for s in ops.update_box(starts, steps, v.shape)]
     return [op(ops.update_slice, ct, zeros_like(v), starts=starts, steps=steps),
             op(ops.slice, ct, starts=starts, stops=stops, steps=steps)]
 

@@ -21,6 +21,7 @@ as an exception (``Folder.attempt``).
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import shutil
 import stat
@@ -51,6 +52,28 @@ def root() -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
         r = os.path.join(base, "tracejit")
     return Path(r)
+
+
+def write_sealed(path: Path, payload: bytes):
+    """``payload`` after its SHA-256, written whole or not at all (``read_sealed`` checks it);
+    an unwritable place only costs the work of making it again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, hashlib.sha256(payload).digest() + payload)
+    except OSError:
+        pass
+
+
+def read_sealed(path: Path) -> bytes | None:
+    """The payload of a file ``write_sealed`` wrote, or None if it is missing, torn or
+    corrupt."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) >= 32 and hashlib.sha256(data[32:]).digest() == data[:32]:
+        return data[32:]
+    return None
 
 
 def atomic_write(path: Path, data: bytes):

@@ -87,9 +87,8 @@ def _(op, array, out: str) -> list[str]:
     # ``out`` is x's own buffer when nothing reads x after this (plan.py's in-place updates):
     # then only the box is written
     x, v = (array(u) for u in op.operands)
-    box = ", ".join(f"{a}:{a + (m - 1) * s + 1 if m else a}:{s}"
-                    for a, m, s in zip(op.attrs["starts"], op.operands[1].shape,
-                                       op.attrs["steps"]))
+    box = ", ".join(f"{s.start}:{s.stop}:{s.step}" for s in ops.update_box(
+        op.attrs["starts"], op.attrs["steps"], op.operands[1].shape))
     copy = [] if out == x else [f"np.copyto({out}, {x})"]
     return copy + [f"{out}[{box},] = {v}" if box else f"{out}[...] = {v}"]
 

@@ -43,8 +43,7 @@ def _(x, perm):
 
 
 def _update_slice_in_place(x, v, starts, steps):
-    x[tuple(slice(a, a + (m - 1) * s + 1 if m else a, s)
-            for a, m, s in zip(starts, v.shape, steps))] = v
+    x[ops.update_box(starts, steps, v.shape)] = v
     return x
 
 

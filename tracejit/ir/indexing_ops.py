@@ -63,11 +63,11 @@ scatter = register(OpDef("scatter", 3, {"axis": "int"}, _scatter_add_rule,
                          _scattering(_overwrite), "scatter", internal=True))
 
 
-def _slice_of(shape, starts, steps, part_shape) -> tuple:
-    """The basic index of the region ``update_slice`` writes: ``starts`` with ``steps``, as
-    many elements per dim as the update has."""
+def update_box(starts, steps, box_shape) -> tuple:
+    """The slices of the box ``update_slice`` writes: ``starts`` with ``steps``, as many
+    elements per dim as the update has (the one place every stage computes it from)."""
     return tuple(slice(a, a + (m - 1) * s + 1 if m else a, s)
-                 for a, m, s in zip(starts, part_shape, steps))
+                 for a, m, s in zip(starts, box_shape, steps))
 
 
 def _update_slice_rule(ts, attrs):
@@ -86,7 +86,7 @@ def _update_slice_rule(ts, attrs):
 
 def _update_slice_impl(x, v, starts, steps):
     out = x.copy()
-    out[_slice_of(x.shape, starts, steps, v.shape)] = v
+    out[update_box(starts, steps, v.shape)] = v
     return out
 
 

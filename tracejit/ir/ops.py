@@ -578,7 +578,7 @@ cholesky, slogdet = linalg_ops.cholesky, linalg_ops.slogdet
 from . import indexing_ops  # noqa: E402
 
 take, scatter_add, scatter = indexing_ops.take, indexing_ops.scatter_add, indexing_ops.scatter
-update_slice = indexing_ops.update_slice
+update_slice, update_box = indexing_ops.update_slice, indexing_ops.update_box
 
 # Structured control flow (cond, while_loop, scan): defined in control_ops.py
 from . import control_ops  # noqa: E402

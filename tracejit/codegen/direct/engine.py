@@ -159,22 +159,20 @@ def _load_saved(digest: str, names: list, folder: Path | None) -> bool:
 
 def _read(path: Path | None):
     """(needs, object code) from a cache file, or None if it is missing, torn or corrupt
-    (then it is deleted). The file: SHA-256 of the rest, the length of a JSON header, the
-    header ({"needs": [[digest, names], ...]}), the object code."""
+    (then it is deleted). The file (cache_folder.write_sealed): SHA-256 of the rest, the
+    length of a JSON header, the header ({"needs": [[digest, names], ...]}), the object code."""
+    from ..cache_folder import read_sealed
     if path is None:
         return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if len(data) > 36 and hashlib.sha256(data[32:]).digest() == data[:32]:
-        n = int.from_bytes(data[32:36], "little")
+    data = read_sealed(path)
+    if data is not None and len(data) > 4:
+        n = int.from_bytes(data[:4], "little")
         try:
-            needs = json.loads(data[36:36 + n])["needs"]
+            needs = json.loads(data[4:4 + n])["needs"]
         except (ValueError, KeyError):
             needs = None
         if needs is not None:
-            return [tuple(x) for x in needs], data[36 + n:]
+            return [tuple(x) for x in needs], data[4 + n:]
     try:
         path.unlink()                 # torn or corrupt: compiled again
     except OSError:
@@ -183,13 +181,8 @@ def _read(path: Path | None):
 
 
 def _write(path: Path | None, needs: list, obj: bytes):
+    from ..cache_folder import write_sealed
     if path is None:
         return
-    from ..cache_folder import atomic_write
     header = json.dumps({"needs": [list(x) for x in needs]}).encode()
-    payload = len(header).to_bytes(4, "little") + header + obj
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, hashlib.sha256(payload).digest() + payload)
-    except OSError:
-        pass                           # an unwritable cache only costs a compile next time
+    write_sealed(path, len(header).to_bytes(4, "little") + header + obj)

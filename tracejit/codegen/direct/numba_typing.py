@@ -10,7 +10,6 @@ whose questions were all answered before never sets the context up. The file is 
 one that does not check out is ignored and written again."""
 from __future__ import annotations
 
-import hashlib
 import json
 import operator
 import threading
@@ -83,10 +82,9 @@ def remember_in(folder: Path | None):
 
 # -- Numba's answers about scalar types, kept on disk ------------------------------------------
 _SCALARS = {str(t): t for t in (types.boolean, *types.integer_domain, *types.real_domain)}
-_FUNCTIONS = {f"operator.{name}": getattr(operator, name) for name in (
+_NAME_OF = {getattr(operator, name): f"operator.{name}" for name in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and_",
     "or_", "xor", "neg", "pos", "invert", "not_", "lt", "le", "gt", "ge", "eq", "ne")}
-_NAME_OF = {fn: name for name, fn in _FUNCTIONS.items()}
 _UNKNOWN = object()
 
 
@@ -150,27 +148,22 @@ def _question(fn, argtypes) -> str | None:
 
 
 def _read(path: Path) -> dict:
+    from ..cache_folder import read_sealed
+    data = read_sealed(path)
     try:
-        data = path.read_bytes()
-        if hashlib.sha256(data[32:]).digest() == data[:32]:
-            table = json.loads(data[32:])
-            if all(isinstance(a, (str, list, type(None))) for a in table.values()) and all(
-                    t in _SCALARS for a in table.values() if a is not None
-                    for t in ([a] if isinstance(a, str) else a)):
-                return table
-    except (OSError, ValueError, AttributeError):
+        table = json.loads(data) if data is not None else {}
+        if isinstance(table, dict) and all(
+                t in _SCALARS for a in table.values() if a is not None
+                for t in ([a] if isinstance(a, str) else a)):
+            return table
+    except (ValueError, TypeError):
         pass
     return {}                          # missing, torn or corrupt: asked of Numba again
 
 
 def _write(path: Path, table: dict):
-    from ..cache_folder import atomic_write
-    payload = json.dumps(table, sort_keys=True).encode()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, hashlib.sha256(payload).digest() + payload)
-    except OSError:
-        pass                           # an unwritable cache only costs the set-up next time
+    from ..cache_folder import write_sealed
+    write_sealed(path, json.dumps(table, sort_keys=True).encode())
 
 
 _answers = _Answers()
