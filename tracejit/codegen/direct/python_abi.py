@@ -153,7 +153,7 @@ def build_wrapper(module: ir.Module, kernel: ir.Function, name: str, argtypes: t
         obj = b.load(b.gep(args, [I64(k)]))
         nxt = fn.append_basic_block(f"arg{k}")
         if isinstance(t, types.Array):
-            good = _check_array(b, module, obj, t)
+            good = _check_array(b, module, obj, t, fail)
             b.cbranch(good, nxt, fail)
             b.position_at_end(nxt)
             llargs.append(_array_value(b, obj, t))
@@ -220,7 +220,9 @@ def _exception_symbol(cls) -> str:
     return "PyExc_RuntimeError"
 
 
-def _check_array(b, module, obj, t: types.Array):
+def _check_array(b, module, obj, t: types.Array, fail):
+    """Whether ``obj`` is an array of type ``t``; an object that is no ndarray at all goes to
+    ``fail`` before any of an array's fields is read (a list has no ``descr`` to follow)."""
     typ = _field(b, obj, _TYPE, PTR)
     ndarray = b.inttoptr(b.load(_external(module, "tracejit_type_ndarray", I64)), PTR)
     exact = b.icmp_unsigned("==", typ, ndarray)
@@ -231,11 +233,14 @@ def _check_array(b, module, obj, t: types.Array):
             sub = b.icmp_signed("!=", b.call(_api(module, "PyType_IsSubtype"), [typ, ndarray]),
                                 I32(0))
             sub_block = b.block
-    good = b.phi(ir.IntType(1))
-    good.add_incoming(exact, exact_block)
-    good.add_incoming(sub, sub_block)
+    is_array = b.phi(ir.IntType(1))
+    is_array.add_incoming(exact, exact_block)
+    is_array.add_incoming(sub, sub_block)
+    array = b.function.append_basic_block("is_array")
+    b.cbranch(is_array, array, fail)
+    b.position_at_end(array)
     nd = _field(b, obj, _ND, I32)
-    good = b.and_(good, b.icmp_signed("==", nd, I32(t.ndim)))
+    good = b.icmp_signed("==", nd, I32(t.ndim))
     descr = _field(b, obj, _DESCR, PTR)
     typeobj = _field(b, descr, _DESCR_TYPEOBJ, I64)
     expected = b.load(_external(module, f"tracejit_type_{np.dtype(str(t.dtype)).name}", I64))
