@@ -18,6 +18,7 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown benchmark(s) {unknown}; available: {modules()}", file=sys.stderr)
         return 2
+    sys.argv = sys.argv[:1]     # modules that read their own arguments see none
     for name in names:
         mod = importlib.import_module(f"benchmarks.{name}")
         if not hasattr(mod, "main"):

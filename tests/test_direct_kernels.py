@@ -251,12 +251,13 @@ def test_numbas_answers_about_scalar_types_are_kept_on_disk_and_read_back_the_sa
     import operator
 
     from tracejit.codegen.direct import numba_typing as nt
+    from tracejit.codegen.direct.typing_answers import UNKNOWN, Answers
     scalars = [types.boolean, *sorted(types.integer_domain, key=str),
                *sorted(types.real_domain, key=str)]
     ops = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
            operator.mod, operator.pow, operator.lshift, operator.and_, operator.lt,
            operator.eq]
-    writer = nt._Answers()
+    writer = Answers()
     writer.use(tmp_path / "numba_typing.json")
     numba_says = {}
     for op, a, b in itertools.product(ops, scalars, scalars):
@@ -268,22 +269,24 @@ def test_numbas_answers_about_scalar_types_are_kept_on_disk_and_read_back_the_sa
         writer.remember_signature(op, (a, b), sig)
     for a, b in itertools.product(scalars, scalars):
         writer.remember_unified(a, b, nt.typing_context().unify_types(a, b))
-    reader = nt._Answers()
+    reader = Answers()
+    reader.shipped = {}                 # what the file holds, alone
     reader.use(tmp_path / "numba_typing.json")
     for (op, a, b), sig in numba_says.items():
         assert reader.signature(op, (a, b)) == sig, (op, a, b)
     for a, b in itertools.product(scalars, scalars):
         assert reader.unified(a, b) == nt.typing_context().unify_types(a, b)
     assert reader.signature(operator.add, (types.float32, types.UniTuple(types.int64, 2))) \
-        is nt._UNKNOWN                  # not about scalars: asked of Numba every time
+        is UNKNOWN                      # not about scalars: asked of Numba every time
 
 
 def test_a_corrupt_file_of_numbas_answers_is_ignored(tmp_path):
     import operator
 
     from tracejit.codegen.direct import numba_typing as nt
+    from tracejit.codegen.direct.typing_answers import UNKNOWN, Answers
     path = tmp_path / "numba_typing.json"
-    writer = nt._Answers()
+    writer = Answers()
     writer.use(path)
     writer.remember_signature(operator.add, (types.int32, types.int32),
                               nt.typing_context().resolve_function_type(
@@ -291,7 +294,55 @@ def test_a_corrupt_file_of_numbas_answers_is_ignored(tmp_path):
     data = bytearray(path.read_bytes())
     data[-3] ^= 1                       # one flipped bit: the checksum no longer matches
     path.write_bytes(bytes(data))
-    reader = nt._Answers()
+    reader = Answers()
+    reader.shipped = {}
     reader.use(path)
     assert reader.table == {}
-    assert reader.signature(operator.add, (types.int32, types.int32)) is nt._UNKNOWN
+    assert reader.signature(operator.add, (types.int32, types.int32)) is UNKNOWN
+
+
+def test_the_shipped_answers_are_what_this_numba_answers():
+    """numba_answers.json answers every question the direct compiler can ask about scalars;
+    under the Numba it was made with, each answer is Numba's own (under another it is not
+    used at all: ``python -m tracejit.codegen.direct.numba_typing`` makes it anew)."""
+    import json
+
+    import numba
+
+    from tracejit.codegen.direct import numba_typing as nt
+    from tracejit.codegen.direct import typing_answers as ta
+    shipped = json.loads(ta.SHIPPED.read_text())
+    if shipped["numba"] != numba.__version__:
+        assert ta.Answers().shipped == {}
+        return
+    assert nt.ask_numba() == shipped["answers"]
+
+
+def test_a_cold_process_compiles_kernels_without_setting_up_numbas_typing(tmp_path):
+    """With the shipped answers, a first compile in an empty cache folder never sets up
+    Numba's typing context (0.26-0.31 s): operators, mixed int/float arithmetic, math
+    functions, comparisons and ``where``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import numba
+
+    from tracejit.codegen.direct import typing_answers as ta
+    code = """
+import numpy as np, tracejit
+from tracejit.codegen.direct import numba_typing, stats
+f = tracejit.jit(lambda x, n: np.where(x > 0, np.tanh(x) * n, np.exp(x) / 3) + x.sum(),
+                 tiered=False)
+x = np.linspace(-1, 1, 64).astype(np.float32)
+np.testing.assert_allclose(f(x, 2), np.where(x > 0, np.tanh(x) * 2, np.exp(x) / 3) + x.sum(),
+                           rtol=1e-5)
+print(stats()["compiled"], numba_typing._typing is None)
+"""
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tmp_path), TRACEJIT_COMPILE_WORKERS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    shipped_here = json.loads(ta.SHIPPED.read_text())["numba"] == numba.__version__
+    assert int(out[0]) >= 1                       # compiled here, not loaded
+    assert out[1] == str(shipped_here)

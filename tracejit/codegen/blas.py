@@ -164,22 +164,25 @@ def resolve_blas():
     import ctypes
 
     from numba import _helperlib
+
+    from .blas_threads import cython_blas_loaded
     p, n = ctypes.c_void_p, ctypes.c_ssize_t
     c = ctypes.c_char
     xxgemm = ctypes.PYFUNCTYPE(ctypes.c_int, c, c, c, n, n, n, p, p, n, p, n, p, p, n)(
         _helperlib.c_helpers["xxgemm"])
-    for kind, dt in ((b"s", np.float32), (b"d", np.float64)):
-        a, out = np.ones((2, 2), dt), np.zeros((2, 2), dt)
-        one, zero = np.ones(1, dt), np.zeros(1, dt)
-        if xxgemm(kind, b"n", b"n", 2, 2, 2, one.ctypes.data, a.ctypes.data, 2, a.ctypes.data,
-                  2, zero.ctypes.data, out.ctypes.data, 2) != 0 or not (out == 2).all():
-            raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemm")
-    xxgemv = ctypes.PYFUNCTYPE(ctypes.c_int, c, c, n, n, p, p, n, p, p, p)(
-        _helperlib.c_helpers["xxgemv"])
-    for kind, dt in ((b"s", np.float32), (b"d", np.float64)):
-        a, x, y = np.ones((2, 2), dt), np.ones(2, dt), np.zeros(2, dt)
-        one, zero = np.ones(1, dt), np.zeros(1, dt)
-        if xxgemv(kind, b"n", 2, 2, one.ctypes.data, a.ctypes.data, 2, x.ctypes.data,
-                  zero.ctypes.data, y.ctypes.data) != 0 or not (y == 2).all():
-            raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemv")
+    with cython_blas_loaded():       # (Numba's helper imports it by name: found loaded)
+        for kind, dt in ((b"s", np.float32), (b"d", np.float64)):
+            a, out = np.ones((2, 2), dt), np.zeros((2, 2), dt)
+            one, zero = np.ones(1, dt), np.zeros(1, dt)
+            if xxgemm(kind, b"n", b"n", 2, 2, 2, one.ctypes.data, a.ctypes.data, 2, a.ctypes.data,
+                      2, zero.ctypes.data, out.ctypes.data, 2) != 0 or not (out == 2).all():
+                raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemm")
+        xxgemv = ctypes.PYFUNCTYPE(ctypes.c_int, c, c, n, n, p, p, n, p, p, p)(
+            _helperlib.c_helpers["xxgemv"])
+        for kind, dt in ((b"s", np.float32), (b"d", np.float64)):
+            a, x, y = np.ones((2, 2), dt), np.ones(2, dt), np.zeros(2, dt)
+            one, zero = np.ones(1, dt), np.zeros(1, dt)
+            if xxgemv(kind, b"n", 2, 2, one.ctypes.data, a.ctypes.data, 2, x.ctypes.data,
+                      zero.ctypes.data, y.ctypes.data) != 0 or not (y == 2).all():
+                raise RuntimeError("Numba's BLAS helper (SciPy's BLAS) did not run a 2x2 gemv")
     _resolved = True

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.machinery
+import importlib.util
 import os
+import sys
 import threading
 
 ENV = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
@@ -55,11 +58,51 @@ def _function(lib, names):
     return None
 
 
+_CYTHON_BLAS = "scipy.linalg.cython_blas"
+_cython_blas = None
+
+
+@contextlib.contextmanager
+def cython_blas_loaded():
+    """``scipy.linalg.cython_blas`` (which loads SciPy's OpenBLAS), loaded from its file
+    without running ``scipy.linalg``'s ``__init__``: its solvers and array-API layers are
+    0.17-0.20 s of imports that a program with a matmul paid on its first call, and nothing
+    here uses them. While the block runs the module is in ``sys.modules`` (Numba's BLAS
+    helper imports it by name); after it, it is taken out again unless it was there before:
+    left there, a later ``import scipy.linalg`` would not have it as an attribute
+    (AttributeError on ``scipy.linalg.cython_blas``), while a later import of it by name
+    loads ``scipy.linalg`` and gets this same module back."""
+    global _cython_blas
+    listed = _CYTHON_BLAS in sys.modules
+    if _cython_blas is None:
+        _cython_blas = sys.modules.get(_CYTHON_BLAS) or _load_from_file()
+    sys.modules.setdefault(_CYTHON_BLAS, _cython_blas)
+    try:
+        yield _cython_blas
+    finally:
+        if not listed and sys.modules.get(_CYTHON_BLAS) is _cython_blas:
+            del sys.modules[_CYTHON_BLAS]
+
+
+def _load_from_file():
+    import scipy
+    folder = os.path.join(os.path.dirname(scipy.__file__), "linalg")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(folder, "cython_blas" + suffix)
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location(_CYTHON_BLAS, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    return importlib.import_module(_CYTHON_BLAS)     # a layout we do not know: the usual way
+
+
 def _scipy_openblas():
     """ctypes handle of the OpenBLAS that scipy.linalg.cython_blas (so Numba) uses, or None."""
-    import scipy.linalg.cython_blas  # noqa: F401  (loads the library)
-    scipy_dir = os.path.dirname(os.path.dirname(scipy.linalg.__file__))
-    return _openblas_under((scipy_dir,))
+    with cython_blas_loaded() as module:
+        pass
+    scipy_dir = os.path.dirname(os.path.dirname(module.__file__))
+    return _openblas_under((scipy_dir,))          # scipy/ and scipy.libs/
 
 
 def _numpy_openblas():

@@ -121,7 +121,7 @@ def loaded(source: str, signature: tuple) -> DirectKernel | None:
 def _compile(source: str, signature: tuple, namespace: dict, folder, version: str,
              compile: bool = True) -> DirectKernel | None:
     from . import engine
-    from .python_abi import python_function, register_symbols
+    from .python_abi import python_function, register_symbols, wrapper_address
     from .numba_typing import remember_in
     key = f"{version}|{source}|{signature}"
     name = "tracejit_direct_" + hashlib.sha256(key.encode()).hexdigest()[:24]
@@ -136,8 +136,8 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
     loaded = engine.load(key, [name, name + "_py"], folder, make if compile else None)
     if loaded is None:
         return None
-    (address, py_address), _, cached = loaded
-    py, keep = python_function(py_address, "kernel")
+    (address, adapter), _, cached = loaded
+    py, keep = python_function(adapter, signature, wrapper_address(folder, version))
     _counts["loaded" if cached else "compiled"] += 1
     return DirectKernel(name, address, py, keep)
 
@@ -186,7 +186,7 @@ def _module_ir(name: str, fndef: ast.FunctionDef, signature: tuple, namespace: d
 
     from . import engine
     from .lower import FunctionLowerer, _Retype
-    from .python_abi import build_wrapper
+    from .python_abi import build_adapter
     target = engine.target().magic_tuple
     vartypes: dict = {}
     for _ in range(8):
@@ -201,7 +201,7 @@ def _module_ir(name: str, fndef: ast.FunctionDef, signature: tuple, namespace: d
     else:
         raise Unsupported("variable types did not settle")
     if wrapper:
-        build_wrapper(module, kernel, name + "_py", signature, low.errors)
+        build_adapter(module, kernel, name + "_py", signature, low.errors)
     elif low.errors:
         raise Unsupported("a shared function that raises")
     return str(module), [(d, n) for d, n in shared.needs.items()]

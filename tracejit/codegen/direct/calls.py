@@ -17,6 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.np.numpy_support import from_dtype
 
+from .math_functions import INTRINSIC_UNARY, LIBM_BINARY, LIBM_UNARY
 from .numba_typing import resolve, unify, unprepared_typing_context
 from .values import (F32, F64, I8, I32, I64, ArrayVal, Global, Method, Unsupported, Val, cast,
                      array_struct, constant, is_float, is_int, llvm_type, storage_type)
@@ -281,18 +282,6 @@ def contiguous(low, a: ArrayVal) -> ArrayVal:
 # -- builtins --------------------------------------------------------------------------------
 
 _CASTS = {float: types.float64, int: types.int64, bool: types.boolean}
-# LLVM intrinsics Numba lowers these to (name -> llvm.<name>.f32/f64)
-_INTRINSIC_UNARY = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
-                    "fabs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-                    "rint": "rint", "exp2": "exp2", "log2": "log2", "log10": "log10",
-                    "absolute": "fabs"}
-_LIBM_UNARY = {"tanh": "tanh", "log1p": "log1p", "expm1": "expm1", "tan": "tan",
-               "sinh": "sinh", "cosh": "cosh", "asin": "asin", "acos": "acos", "atan": "atan",
-               "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "erf": "erf",
-               "erfc": "erfc", "lgamma": "lgamma", "gamma": "tgamma", "arcsin": "asin",
-               "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh",
-               "arctanh": "atanh", "cbrt": "cbrt"}
-_LIBM_BINARY = {"atan2": "atan2", "hypot": "hypot", "arctan2": "atan2"}
 
 
 def builtin(low, obj, args: list):
@@ -384,12 +373,12 @@ def _math(low, obj, name: str, vals: list) -> Val:
     if not (is_float(rt) and all(x.type == rt for x in xs)):
         raise Unsupported(f"{name}{sig.args} -> {rt}")
     args = [x.value for x in xs]
-    if len(args) == 1 and name in _INTRINSIC_UNARY:
-        return Val(rt, intrinsic_call(b, f"llvm.{_INTRINSIC_UNARY[name]}", rt, args))
-    if len(args) == 1 and name in _LIBM_UNARY:
-        return Val(rt, _libm(b, _LIBM_UNARY[name], rt, args))
-    if len(args) == 2 and name in _LIBM_BINARY:
-        return Val(rt, _libm(b, _LIBM_BINARY[name], rt, args))
+    if len(args) == 1 and name in INTRINSIC_UNARY:
+        return Val(rt, intrinsic_call(b, f"llvm.{INTRINSIC_UNARY[name]}", rt, args))
+    if len(args) == 1 and name in LIBM_UNARY:
+        return Val(rt, _libm(b, LIBM_UNARY[name], rt, args))
+    if len(args) == 2 and name in LIBM_BINARY:
+        return Val(rt, _libm(b, LIBM_BINARY[name], rt, args))
     if len(args) == 2 and name == "copysign":
         return Val(rt, intrinsic_call(b, "llvm.copysign", rt, args))
     if len(args) == 2 and name in ("pow", "power"):

@@ -1,6 +1,14 @@
-"""Calling a direct kernel from Python: a ``METH_FASTCALL`` C function, written in LLVM IR
-beside the kernel, that reads NumPy arrays and Python numbers, releases the GIL around the
-kernel and raises the kernel's exceptions.
+"""Calling a direct kernel from Python: one ``METH_FASTCALL`` C function for every kernel
+(``tracejit_call_kernel``, written in LLVM IR, compiled once and kept on disk) that reads NumPy
+arrays and Python numbers into argument slots as a kernel's descriptor says, releases the GIL
+around the kernel and raises the kernel's exceptions. Each kernel module adds only a small
+adapter (``<kernel>_py``) that loads its arguments from the slots and calls it.
+
+The function object of a kernel is a builtin function whose ``self`` is the kernel's
+descriptor (a ctypes array: the adapter's address, the argument count, the slot count, then
+per argument its kind, number of dimensions, dtype, the flags it needs and its item size).
+Before, each kernel had a wrapper of its own: 12 ms of building IR, 9 ms of printing it and
+9 ms of LLVM per kernel, a third of a kernel's compile (issue #14).
 
 It checks what Numba's dispatcher would check for the kernel's one signature (an ndarray of
 the dtype, number of dimensions and layout, aligned, and writeable unless read-only) and
@@ -21,7 +29,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 
-from .values import F64, I8, I32, I64, Val, array_struct, cast, storage_type
+from .values import F64, I8, I32, I64, Val, array_struct, cast
 
 _DATA, _ND, _DIMS, _STRIDES, _DESCR, _FLAGS = 16, 24, 32, 40, 56, 64
 _DESCR_TYPEOBJ, _DESCR_BYTEORDER = 16, 26
@@ -43,6 +51,12 @@ _API = {  # C API function -> (return type, argument types)
     "PyLong_FromLongLong": (PTR, [I64]),
     "PyType_IsSubtype": (I32, [PTR, PTR]),
 }
+# what an exception code from an adapter raises (0: none)
+_EXCEPTIONS = ("PyExc_TypeError", "PyExc_IndexError", "PyExc_ValueError",
+               "PyExc_ZeroDivisionError", "PyExc_OverflowError", "PyExc_RuntimeError")
+_ARRAY, _FLOAT, _BOOL, _INT, _UINT = range(5)      # argument kinds in a descriptor
+_HEADER, _PER_ARG = 3, 5                           # descriptor words
+_B_PTR = 16                                        # a ctypes object's buffer pointer
 _HOLDERS: dict = {}                         # symbol -> ctypes object that holds an address
 
 
@@ -59,14 +73,12 @@ def register_symbols():
         var = ctypes.c_void_p.in_dll(api, exc)
         llvm.add_symbol(exc, ctypes.addressof(var))
         _HOLDERS[exc] = var
-    objs = {"ndarray": np.ndarray}
-    for dt in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-               np.uint64, np.float32, np.float64):
-        objs[np.dtype(dt).name] = dt
-    for name, obj in objs.items():
-        holder = ctypes.c_int64(id(obj))
-        llvm.add_symbol(f"tracejit_type_{name}", ctypes.addressof(holder))
-        _HOLDERS[name] = holder
+    holder = ctypes.c_int64(id(np.ndarray))
+    llvm.add_symbol("tracejit_type_ndarray", ctypes.addressof(holder))
+    _HOLDERS["ndarray"] = holder
+
+
+_PROBE = (ctypes.c_int64 * 2)()
 
 
 def layout_ok() -> bool:
@@ -91,7 +103,9 @@ def layout_ok() -> bool:
                 and ctypes.c_int64.from_address(word(_DESCR) + _DESCR_TYPEOBJ).value
                 == id(np.float32)
                 and word(_FLAGS, ctypes.c_int32) & _ALIGNED
-                and not word(_FLAGS, ctypes.c_int32) & _C_CONTIGUOUS)
+                and not word(_FLAGS, ctypes.c_int32) & _C_CONTIGUOUS
+                and ctypes.c_void_p.from_address(id(_PROBE) + _B_PTR).value
+                == ctypes.addressof(_PROBE))
     except Exception:                        # noqa: BLE001
         return False
 
@@ -133,79 +147,61 @@ def _raise(b, module, exc: str, message_global):
     b.ret(ir.Constant(PTR, None))
 
 
-def build_wrapper(module: ir.Module, kernel: ir.Function, name: str, argtypes: tuple,
+def build_adapter(module: ir.Module, kernel: ir.Function, name: str, argtypes: tuple,
                   errors: list):
-    """Add ``name(self, args, nargs)`` calling ``kernel`` to ``module``."""
-    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64]), name=name)
-    # Not optimized, and the kernel not inlined into it: optimizing the wrapper (with a copy
-    # of the kernel inlined) took half of LLVM's time for the MLP's kernels, for checks that
-    # cost nanoseconds either way
+    """Add ``name(slots, message, exception) -> status`` to ``module``: it loads the kernel's
+    arguments from the slots ``tracejit_call_kernel`` filled, calls the kernel, and says
+    which exception its status raises (a code of ``_EXCEPTIONS``, 1-based; 0: none, the
+    status is the kernel's result) with which message."""
+    fn = ir.Function(module, ir.FunctionType(I64, [I64.as_pointer(), PTR.as_pointer(),
+                                                   I32.as_pointer()]), name=name)
+    # Not optimized, the kernel not inlined into it: LLVM's time goes to the kernel alone
     fn.attributes.add("optnone")
     fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    fail = fn.append_basic_block("bad_argument")
-    _, args, nargs = fn.args
-    ok = fn.append_basic_block("count_ok")
-    b.cbranch(b.icmp_signed("==", nargs, I64(len(argtypes))), ok, fail)
-    b.position_at_end(ok)
-    llargs = []
-    for k, t in enumerate(argtypes):
-        obj = b.load(b.gep(args, [I64(k)]))
-        nxt = fn.append_basic_block(f"arg{k}")
+    slots, message, exception = fn.args
+    llargs, at = [], 0
+    for t in argtypes:
+        slot = b.gep(slots, [I64(at)])
         if isinstance(t, types.Array):
-            good = _check_array(b, module, obj, t, fail)
-            b.cbranch(good, nxt, fail)
-            b.position_at_end(nxt)
-            llargs.append(_array_value(b, obj, t))
+            llargs.append(b.load(b.bitcast(slot, array_struct(t).as_pointer())))
+            at += 5 + 2 * t.ndim
             continue
         if t in (types.float32, types.float64):
-            x = b.call(_api(module, "PyFloat_AsDouble"), [obj])
-            maybe = b.fcmp_ordered("==", x, F64(-1.0))
-            v = cast(b, Val(types.float64, x), t).value
+            x = Val(types.float64, b.load(b.bitcast(slot, F64.as_pointer())))
+            llargs.append(cast(b, x, t).value)
         elif t == types.boolean:
-            x = b.call(_api(module, "PyObject_IsTrue"), [obj])
-            maybe = b.icmp_signed("<", x, I32(0))
-            v = b.icmp_signed("!=", x, I32(0))
+            llargs.append(b.icmp_signed("!=", b.load(slot), I64(0)))
         elif isinstance(t, types.Integer):
-            # (the Mask variant takes NumPy's unsigned scalars through __index__, as the
-            # signed one does; the values are in range: the plan chose the type)
-            api = "PyLong_AsLongLong" if t.signed else "PyLong_AsUnsignedLongLongMask"
-            x = b.call(_api(module, api), [obj])
-            maybe = b.icmp_signed("==", x, I64(-1))
-            v = cast(b, Val(types.int64 if t.signed else types.uint64, x), t).value
+            x = Val(types.int64 if t.signed else types.uint64, b.load(slot))
+            llargs.append(cast(b, x, t).value)
         else:
             raise TypeError(f"no Python conversion for {t}")
-        error = b.icmp_unsigned("!=", b.call(_api(module, "PyErr_Occurred"), []),
-                                ir.Constant(PTR, None))
-        pending = fn.append_basic_block(f"arg{k}.error")
-        b.cbranch(b.and_(maybe, error), pending, nxt)
-        b.position_at_end(pending)
-        b.ret(ir.Constant(PTR, None))
-        b.position_at_end(nxt)
-        llargs.append(v)
-    state = b.call(_api(module, "PyEval_SaveThread"), [])
+        at += 1
     status = b.call(kernel, llargs)
-    b.call(_api(module, "PyEval_RestoreThread"), [state])
+    b.store(I32(0), exception)
     if not errors:                       # the kernel's int64 is its result
-        b.ret(b.call(_api(module, "PyLong_FromLongLong"), [status]))
-        b.position_at_end(fail)
-        _raise(b, module, "PyExc_TypeError", _cstring(module, _BAD_ARGUMENTS, f"{name}.bad"))
+        b.ret(status)
         return fn
-    done = fn.append_basic_block("done")
     raised = fn.append_basic_block("raised")
+    done = fn.append_basic_block("done")
     b.cbranch(b.icmp_signed("==", status, I64(0)), done, raised)
     b.position_at_end(done)
-    b.ret(b.call(_api(module, "PyLong_FromLongLong"), [I64(0)]))
+    b.ret(status)
     b.position_at_end(raised)
-    switch = b.switch(status, fail)
-    for code, (cls, message) in enumerate(errors, start=1):
+    bad = fn.append_basic_block("bad_status")
+    switch = b.switch(status, bad)
+    for code, (cls, text) in enumerate(errors, start=1):
         block = fn.append_basic_block(f"error{code}")
         switch.add_case(I64(code), block)
         b.position_at_end(block)
-        _raise(b, module, _exception_symbol(cls), _cstring(module, message,
-                                                           f"{name}.msg{code}"))
-    b.position_at_end(fail)
-    _raise(b, module, "PyExc_TypeError", _cstring(module, _BAD_ARGUMENTS, f"{name}.bad"))
+        b.store(I32(_EXCEPTIONS.index(_exception_symbol(cls)) + 1), exception)
+        b.store(_cstring(module, text, f"{name}.msg{code}"), message)
+        b.ret(status)
+    b.position_at_end(bad)
+    b.store(I32(1), exception)
+    b.store(_cstring(module, _BAD_ARGUMENTS, f"{name}.bad"), message)
+    b.ret(status)
     return fn
 
 
@@ -220,11 +216,53 @@ def _exception_symbol(cls) -> str:
     return "PyExc_RuntimeError"
 
 
-def _check_array(b, module, obj, t: types.Array, fail):
-    """Whether ``obj`` is an array of type ``t``; an object that is no ndarray at all goes to
-    ``fail`` before any of an array's fields is read (a list has no ``descr`` to follow)."""
-    typ = _field(b, obj, _TYPE, PTR)
+# -- the one wrapper ---------------------------------------------------------------------------
+_WRAPPER = "tracejit_call_kernel"
+
+
+def _wrapper_ir() -> str:
+    """``tracejit_call_kernel(self, args, nargs)``: checks and reads each argument as the
+    descriptor (``self``'s buffer) says, into slots on the stack, then calls the adapter."""
+    module = ir.Module(name=_WRAPPER)
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64]), name=_WRAPPER)
+    self_, args, nargs = fn.args
+    blocks = {n: fn.append_basic_block(n) for n in (
+        "entry", "loop", "argument", "array", "is_array", "array_ok", "dims", "dims_done",
+        "float", "bool", "int", "uint", "scalar", "next", "call", "raise", "bad", "pending")}
+    b = ir.IRBuilder(blocks["entry"])
+    desc = _field(b, self_, _B_PTR, I64.as_pointer())
+    adapter_type = ir.FunctionType(I64, [I64.as_pointer(), PTR.as_pointer(), I32.as_pointer()])
+    adapter = b.inttoptr(b.load(b.gep(desc, [I64(0)])), adapter_type.as_pointer())
+    n = b.load(b.gep(desc, [I64(1)]))
+    slots = b.alloca(I64, b.load(b.gep(desc, [I64(2)])), name="slots")
+    message = b.alloca(PTR, name="message")
+    exception = b.alloca(I32, name="exception")
     ndarray = b.inttoptr(b.load(_external(module, "tracejit_type_ndarray", I64)), PTR)
+    b.cbranch(b.icmp_signed("==", nargs, n), blocks["loop"], blocks["bad"])
+
+    # for k, at in arguments and their first slots
+    b.position_at_end(blocks["loop"])
+    k = b.phi(I64, name="k")
+    at = b.phi(I64, name="at")
+    k.add_incoming(I64(0), blocks["entry"])
+    at.add_incoming(I64(0), blocks["entry"])
+    b.cbranch(b.icmp_signed("<", k, n), blocks["argument"], blocks["call"])
+    b.position_at_end(blocks["argument"])
+    obj = b.load(b.gep(args, [k]))
+    d = b.gep(desc, [b.add(I64(_HEADER), b.mul(k, I64(_PER_ARG)))])
+
+    def word(i):
+        return b.load(b.gep(d, [I64(i)]))
+    slot = b.gep(slots, [at])
+    kind = word(0)
+    switch = b.switch(kind, blocks["bad"])
+    for code, name in ((_ARRAY, "array"), (_FLOAT, "float"), (_BOOL, "bool"), (_INT, "int"),
+                       (_UINT, "uint")):
+        switch.add_case(I64(code), blocks[name])
+
+    # an array: an ndarray (or a subclass) before any of its fields is read
+    b.position_at_end(blocks["array"])
+    typ = _field(b, obj, _TYPE, PTR)
     exact = b.icmp_unsigned("==", typ, ndarray)
     with b.if_else(exact) as (then, otherwise):
         with then:
@@ -236,43 +274,153 @@ def _check_array(b, module, obj, t: types.Array, fail):
     is_array = b.phi(ir.IntType(1))
     is_array.add_incoming(exact, exact_block)
     is_array.add_incoming(sub, sub_block)
-    array = b.function.append_basic_block("is_array")
-    b.cbranch(is_array, array, fail)
-    b.position_at_end(array)
-    nd = _field(b, obj, _ND, I32)
-    good = b.icmp_signed("==", nd, I32(t.ndim))
+    b.cbranch(is_array, blocks["is_array"], blocks["bad"])
+    b.position_at_end(blocks["is_array"])
+    ndim = word(1)
+    good = b.icmp_signed("==", b.sext(_field(b, obj, _ND, I32), I64), ndim)
     descr = _field(b, obj, _DESCR, PTR)
-    typeobj = _field(b, descr, _DESCR_TYPEOBJ, I64)
-    expected = b.load(_external(module, f"tracejit_type_{np.dtype(str(t.dtype)).name}", I64))
-    good = b.and_(good, b.icmp_unsigned("==", typeobj, expected))
+    good = b.and_(good, b.icmp_unsigned("==", _field(b, descr, _DESCR_TYPEOBJ, I64), word(2)))
     # a byte-swapped array has the same scalar type: its byte order must not be '>'
-    order = _field(b, descr, _DESCR_BYTEORDER, I8)
-    good = b.and_(good, b.icmp_unsigned("!=", order, I8(ord(">"))))
-    need = _ALIGNED | (_WRITEABLE if t.mutable else 0)
-    need |= {"C": _C_CONTIGUOUS, "F": _F_CONTIGUOUS}.get(t.layout, 0)
+    good = b.and_(good, b.icmp_unsigned("!=", _field(b, descr, _DESCR_BYTEORDER, I8),
+                                        I8(ord(">"))))
+    need = b.trunc(word(3), I32)
     flags = _field(b, obj, _FLAGS, I32)
-    return b.and_(good, b.icmp_unsigned("==", b.and_(flags, I32(need)), I32(need)))
-
-
-def _array_value(b, obj, t: types.Array):
-    """Numba's array struct of an ndarray: meminfo null, parent the object itself."""
-    st = array_struct(t)
+    good = b.and_(good, b.icmp_unsigned("==", b.and_(flags, need), need))
+    b.cbranch(good, blocks["array_ok"], blocks["bad"])
+    # Numba's array struct: meminfo null, parent the object, size, item size, data, shape,
+    # strides
+    b.position_at_end(blocks["array_ok"])
+    b.store(I64(0), slot)
+    b.store(b.ptrtoint(obj, I64), b.gep(slot, [I64(1)]))
+    b.store(word(4), b.gep(slot, [I64(3)]))
+    b.store(b.ptrtoint(_field(b, obj, _DATA, PTR), I64), b.gep(slot, [I64(4)]))
     dims = _field(b, obj, _DIMS, I64.as_pointer())
     strides = _field(b, obj, _STRIDES, I64.as_pointer())
-    v = ir.Constant(st, ir.Undefined)
-    v = b.insert_value(v, ir.Constant(PTR, None), 0)
-    v = b.insert_value(v, obj, 1)
-    n = I64(1)
-    for k in range(t.ndim):
-        d = b.load(b.gep(dims, [I64(k)]))
-        n = b.mul(n, d)
-        v = b.insert_value(v, d, (5, k))
-        v = b.insert_value(v, b.load(b.gep(strides, [I64(k)])), (6, k))
-    v = b.insert_value(v, n, 2)
-    size = 1 if t.dtype == types.boolean else t.dtype.bitwidth // 8
-    v = b.insert_value(v, I64(size), 3)
-    data = _field(b, obj, _DATA, PTR)
-    return b.insert_value(v, b.bitcast(data, storage_type(t.dtype).as_pointer()), 4)
+    b.branch(blocks["dims"])
+    b.position_at_end(blocks["dims"])
+    i = b.phi(I64, name="i")
+    size = b.phi(I64, name="size")
+    i.add_incoming(I64(0), blocks["array_ok"])
+    size.add_incoming(I64(1), blocks["array_ok"])
+    more = b.icmp_signed("<", i, ndim)
+    body = fn.append_basic_block("dim")
+    b.cbranch(more, body, blocks["dims_done"])
+    b.position_at_end(body)
+    extent = b.load(b.gep(dims, [i]))
+    b.store(extent, b.gep(slot, [b.add(I64(5), i)]))
+    b.store(b.load(b.gep(strides, [i])), b.gep(slot, [b.add(b.add(I64(5), ndim), i)]))
+    i.add_incoming(b.add(i, I64(1)), body)
+    size.add_incoming(b.mul(size, extent), body)
+    b.branch(blocks["dims"])
+    b.position_at_end(blocks["dims_done"])
+    b.store(size, b.gep(slot, [I64(2)]))
+    array_next = b.add(at, b.add(I64(5), b.mul(ndim, I64(2))))
+    b.branch(blocks["next"])
+
+    # a Python number: converted (an error it raises is the caller's)
+    scalars = []
+    for name, api, convert in (
+            ("float", "PyFloat_AsDouble", lambda x: b.bitcast(x, I64)),
+            ("bool", "PyObject_IsTrue", lambda x: b.zext(b.icmp_signed("!=", x, I32(0)), I64)),
+            ("int", "PyLong_AsLongLong", lambda x: x),
+            # (the Mask variant takes NumPy's unsigned scalars through __index__, as the
+            # signed one does; the values are in range: the plan chose the type)
+            ("uint", "PyLong_AsUnsignedLongLongMask", lambda x: x)):
+        b.position_at_end(blocks[name])
+        x = b.call(_api(module, api), [obj])
+        if name == "float":
+            maybe = b.fcmp_ordered("==", x, F64(-1.0))
+        elif name == "bool":
+            maybe = b.icmp_signed("<", x, I32(0))
+        else:
+            maybe = b.icmp_signed("==", x, I64(-1))
+        scalars.append((convert(x), maybe, b.block))
+        b.branch(blocks["scalar"])
+    b.position_at_end(blocks["scalar"])
+    value = b.phi(I64)
+    maybe = b.phi(ir.IntType(1))
+    for v, m, block in scalars:
+        value.add_incoming(v, block)
+        maybe.add_incoming(m, block)
+    error = b.icmp_unsigned("!=", b.call(_api(module, "PyErr_Occurred"), []),
+                            ir.Constant(PTR, None))
+    b.store(value, slot)
+    scalar_next = b.add(at, I64(1))
+    scalar_done = b.block
+    b.cbranch(b.and_(maybe, error), blocks["pending"], blocks["next"])
+    b.position_at_end(blocks["pending"])
+    b.ret(ir.Constant(PTR, None))
+
+    b.position_at_end(blocks["next"])
+    following = b.phi(I64)
+    following.add_incoming(array_next, blocks["dims_done"])
+    following.add_incoming(scalar_next, scalar_done)
+    k.add_incoming(b.add(k, I64(1)), blocks["next"])
+    at.add_incoming(following, blocks["next"])
+    b.branch(blocks["loop"])
+
+    # the kernel, without the GIL
+    b.position_at_end(blocks["call"])
+    b.store(I32(0), exception)
+    state = b.call(_api(module, "PyEval_SaveThread"), [])
+    status = b.call(adapter, [slots, message, exception])
+    b.call(_api(module, "PyEval_RestoreThread"), [state])
+    code = b.load(exception)
+    result = fn.append_basic_block("result")
+    b.cbranch(b.icmp_signed("==", code, I32(0)), result, blocks["raise"])
+    b.position_at_end(result)
+    b.ret(b.call(_api(module, "PyLong_FromLongLong"), [status]))
+    b.position_at_end(blocks["raise"])
+    text = b.load(message)
+    switch = b.switch(code, blocks["bad"])
+    for c, exc in enumerate(_EXCEPTIONS, start=1):
+        block = fn.append_basic_block(exc)
+        switch.add_case(I32(c), block)
+        b.position_at_end(block)
+        b.call(_api(module, "PyErr_SetString"), [b.load(_external(module, exc, PTR)), text])
+        b.ret(ir.Constant(PTR, None))
+    b.position_at_end(blocks["bad"])
+    _raise(b, module, "PyExc_TypeError", _cstring(module, _BAD_ARGUMENTS, "bad_arguments"))
+    return str(module)
+
+
+_wrapper_address = None
+
+
+def wrapper_address(folder, version: str) -> int:
+    """The address of ``tracejit_call_kernel``: from this process, the disk, or compiled."""
+    global _wrapper_address
+    if _wrapper_address is None:
+        from . import engine
+        register_symbols()
+        key = f"{version}|{_WRAPPER}|{_HEADER},{_PER_ARG},{_B_PTR}"
+        (address,), _, _ = engine.load(key, [_WRAPPER], folder, lambda: (_wrapper_ir(), []))
+        _wrapper_address = address
+    return _wrapper_address
+
+
+def descriptor_words(adapter: int, argtypes: tuple) -> list:
+    """What ``tracejit_call_kernel`` reads for a kernel: see the module's docstring."""
+    words, slots = [], 0
+    for t in argtypes:
+        if isinstance(t, types.Array):
+            need = _ALIGNED | (_WRITEABLE if t.mutable else 0)
+            need |= {"C": _C_CONTIGUOUS, "F": _F_CONTIGUOUS}.get(t.layout, 0)
+            size = 1 if t.dtype == types.boolean else t.dtype.bitwidth // 8
+            words += [_ARRAY, t.ndim, id(np.dtype(str(t.dtype)).type), need, size]
+            slots += 5 + 2 * t.ndim
+            continue
+        if t in (types.float32, types.float64):
+            kind = _FLOAT
+        elif t == types.boolean:
+            kind = _BOOL
+        elif isinstance(t, types.Integer):
+            kind = _INT if t.signed else _UINT
+        else:
+            raise TypeError(f"no Python conversion for {t}")
+        words += [kind, 0, 0, 0, 0]
+        slots += 1
+    return [adapter, len(argtypes), slots] + words
 
 
 class _MethodDef(ctypes.Structure):
@@ -285,18 +433,11 @@ _new_function.restype = ctypes.py_object
 _new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
-def python_function(address: int, name: str):
-    """A Python builtin function object calling the wrapper at ``address``; its method
-    definition is kept alive with it."""
-    mdef = _MethodDef(name.encode(), address, METH_FASTCALL, None)
-    holder = _Keep(mdef)
-    fn = _new_function(ctypes.addressof(mdef), holder, None)
-    return fn, holder
-
-
-class _Keep:
-    """The ``self`` of a wrapper function: holds its PyMethodDef (which must outlive it)."""
-
-    def __init__(self, mdef):
-        self.mdef = mdef
-
+def python_function(adapter: int, argtypes: tuple, wrapper: int):
+    """A builtin function calling the kernel whose adapter is at ``adapter`` through the
+    wrapper at ``wrapper``, and its descriptor (its ``self``, which holds its method
+    definition: that must outlive it)."""
+    words = descriptor_words(adapter, argtypes)
+    desc = (ctypes.c_int64 * len(words))(*words)
+    desc.mdef = _MethodDef(b"kernel", wrapper, METH_FASTCALL, None)
+    return _new_function(ctypes.addressof(desc.mdef), desc, None), desc
