@@ -1,7 +1,8 @@
 """Loops in the IR against loops unrolled into the trace: an RNN training step (float32,
 hidden 256, batch 32, inputs and outputs 64, SGD) over a sequence, written with
 ``tracejit.scan`` and with a Python ``for`` loop, and with ``jax.lax.scan`` when JAX is
-installed. Each case runs in a fresh process with an empty kernel cache:
+installed (and JAX's unrolled loop, up to 100 steps). Each case runs in a fresh process with an
+empty kernel cache:
 
     python -m benchmarks control_flow              # 100 steps; also 25 and 400, untiered
     python -m benchmarks.control_flow 100 200      # other sequence lengths
@@ -65,8 +66,8 @@ def tracejit_step(mode: str, steps: int):
     return train_step
 
 
-def jax_step():
-    """The same step with jax.lax.scan, jitted (None without JAX)."""
+def jax_step(unrolled: bool = False):
+    """The same step with jax.lax.scan (or a Python loop), jitted (None without JAX)."""
     try:
         import jax
         import jax.numpy as jnp
@@ -77,7 +78,15 @@ def jax_step():
         def cell(h, x):
             h = jnp.tanh(x @ p["Wx"] + h @ p["Wh"] + p["b"])
             return h, h
-        _, hs = jax.lax.scan(cell, jnp.zeros((B, H), jnp.float32), xs)
+        h0 = jnp.zeros((B, H), jnp.float32)
+        if unrolled:
+            h, out = h0, []
+            for t in range(xs.shape[0]):
+                h, y = cell(h, xs[t])
+                out.append(y)
+            hs = jnp.stack(out)
+        else:
+            _, hs = jax.lax.scan(cell, h0, xs)
         return jnp.mean((hs @ p["Wy"] - ys) ** 2)
 
     @jax.jit
@@ -90,8 +99,8 @@ def jax_step():
 def first_call(mode: str, steps: int, tiered: bool) -> dict:
     """In a fresh process: the first call, and when the compiled tier is in use."""
     args = data(steps)
-    if mode == "jax_scan":
-        run, ops = jax_step(), None
+    if mode.startswith("jax"):
+        run, ops = jax_step(unrolled=mode == "jax_unrolled"), None
     else:
         import tracejit as tj
         fn = tracejit_step(mode, steps)
@@ -104,7 +113,7 @@ def first_call(mode: str, steps: int, tiered: bool) -> dict:
         while jitted.stats()[0]["tier"] != "compiled" and time.perf_counter() - t < 300:
             run(*args)
     compiled_at = time.perf_counter() - t
-    if mode != "jax_scan":
+    if not mode.startswith("jax"):
         ops = len(tj.make_ir(fn)(*args).ops)
     return {"first": first, "compiled_at": compiled_at, "ops": ops, "loss": loss}
 
@@ -147,7 +156,7 @@ def main(argv: list[str] | None = None):
     cases = []
     for n in lengths:
         cases += [("scan", n, False), ("unrolled", n, False)]
-        cases += [("jax_scan", n, False)] if jax else []
+        cases += [("jax_scan", n, False), ("jax_unrolled", n, False)] if jax and n <= 100 else []
         cases += [("scan", n, True), ("unrolled", n, True)]
     if not argv:
         cases += [(m, n, False) for n in (25, 400) for m in ("scan", "unrolled")]
@@ -169,6 +178,10 @@ def main(argv: list[str] | None = None):
         if s and u:
             print(f"steps {n}, untiered: scan's first call (trace + compile) "
                   f"{u['first'] / s['first']:.1f}x faster than unrolled's")
+        s, u = rows.get(("jax_scan", n, False)), rows.get(("jax_unrolled", n, False))
+        if s and u:
+            print(f"steps {n}: jax.lax.scan's first call {u['first'] / s['first']:.1f}x faster "
+                  "than jax.jit's of the unrolled loop")
         s, u = rows.get(("scan", n, True)), rows.get(("unrolled", n, True))
         if s and u:
             print(f"steps {n}, tiered: first call {u['first'] / s['first']:.1f}x faster; "
