@@ -2,7 +2,8 @@
 (benchmarks/train_step.py), the seed CNN step (SimpleCNN, Adam, batch 32) and the residual
 tanh/ReLU MLP of checkpoint_memory.py (8 blocks, width 256, batch 128). Per step: values
 recomputed, the arena's bytes and its peak of live intermediates (the plan's, before and
-after), the compiled step time side by side (timing.compare) and whether every result and
+after), the activations (intermediates held idle between their uses: what the forward pass
+keeps for the backward pass; remat.activation_peak), the compiled step time side by side (timing.compare) and whether every result and
 gradient is bit-identical. Run: ``python -m benchmarks.remat``.
 """
 from __future__ import annotations
@@ -68,6 +69,8 @@ def measure(case, timed: bool = True) -> dict:
            "arena auto MiB": arena["auto"]["arena_bytes"] / MB,
            "intermediates peak none MiB": rec["peak_before"] / MB,
            "intermediates peak auto MiB": rec["peak_after"] / MB,
+           "activations none MiB": rec["activations_before"] / MB,
+           "activations auto MiB": rec["activations_after"] / MB,
            "bit-identical": same}
     if timed:
         t = compare({"none": lambda: none(*args), "auto": lambda: auto(*args)})

@@ -231,6 +231,15 @@ def _slice(c):
     return c.emit(ops.slice, [x], starts=starts, stops=stops, steps=steps)
 
 
+def _window(c):
+    x = c.pick(min_rank=1, nonempty=True)
+    if x is None:
+        return None
+    dims = [d for d in range(x.type.ndim) if c.draw(st.booleans())] or [0]
+    sizes = [c.draw(st.integers(1, x.shape[d])) for d in dims]
+    return c.emit(ops.window, [x], dims=dims, sizes=sizes)
+
+
 def _update_slice(c):
     x = c.pick(min_rank=1, nonempty=True)
     if x is None:
@@ -508,7 +517,8 @@ GENERATORS.update({
     "broadcast_in_dim": _broadcast_in_dim, "reshape": _reshape, "transpose": _transpose,
     "slice": _slice, "rev": _rev, "pad": _pad, "concatenate": _concatenate, "take": _take,
     "scatter_add": _scatter(ops.scatter_add, "if"), "scatter": _scatter(ops.scatter, "bif"),
-    "update_slice": _update_slice, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+    "update_slice": _update_slice, "window": _window, "argmax": _arg("argmax"),
+    "argmin": _arg("argmin"),
     "matmul": _matmul, "cumsum": _cumsum, "cumprod": _along_axis("cumprod"),
     "sort": _along_axis("sort", kind=["quicksort", "heapsort", "stable"]),
     "argsort": _along_axis("argsort", kind=["quicksort", "heapsort", "stable"]),

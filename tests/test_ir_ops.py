@@ -640,6 +640,25 @@ def test_update_slice_overwrites_a_strided_box_and_keeps_the_rest(dtype, data):
     assert_same(run(ops.update_slice, [x, v], starts=starts, steps=steps), want)
 
 
+@covers("window")
+@pytest.mark.parametrize("dtype", ["i64", "f64"])
+@given(data=st.data())
+def test_window_gives_every_window_with_its_dims_last(dtype, data):
+    x = data.draw(arrays(dtype, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1,
+                                                 max_side=5)))
+    dims = data.draw(st.permutations(range(x.ndim)))[:data.draw(st.integers(1, x.ndim))]
+    sizes = [data.draw(st.integers(0, x.shape[d])) for d in dims]
+    want = np.lib.stride_tricks.sliding_window_view(x, sizes, axis=dims)
+    assert_same(run(ops.window, [x], dims=dims, sizes=sizes), want)
+
+
+def test_window_rejects_a_window_longer_than_its_dimension():
+    with pytest.raises(IRTypeError):
+        rule(ops.window, [T("f32", (3, 4))], dims=[1], sizes=[5])
+    with pytest.raises(IRTypeError):
+        rule(ops.window, [T("f32", (3, 4))], dims=[1, 1], sizes=[2, 2])
+
+
 def test_update_slice_rejects_a_box_that_does_not_fit():
     with pytest.raises(IRTypeError):
         rule(ops.update_slice, [T("f32", (3, 4)), T("f32", (2, 2))], starts=[2, 0], steps=[1, 1])

@@ -102,6 +102,15 @@ def test_arena_peak_lower_with_big_elementwise_residuals():
     assert new["arena_bytes"] < old["arena_bytes"]
 
 
+def test_activations_held_for_the_backward_pass_drop_with_remat():
+    """activation_peak counts what stays alive unread between two uses (the residuals a
+    gradient keeps from its forward pass); recomputing the tanh residuals lowers it."""
+    args = residual_args()
+    rec = record(tj.jit(residual_step, backend="numpy", remat="auto").lower(*args), "remat")
+    before, after = rec.details["activations_before"], rec.details["activations_after"]
+    assert 0 < after < before <= rec.details["peak_before"]
+
+
 def test_matmuls_and_reductions_never_recomputed():
     for step, args in ((chain_step, chain_args()), (residual_step, residual_args())):
         low = tj.jit(step, backend="numpy", remat="auto").lower(*args)

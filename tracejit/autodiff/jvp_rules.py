@@ -37,7 +37,7 @@ def linear(opdef, primal=()):
 
 
 for _opdef in (ops.broadcast_in_dim, ops.reshape, ops.transpose, ops.slice, ops.rev, ops.pad,
-               ops.concatenate, ops.reduce_sum, ops.cumsum):
+               ops.concatenate, ops.reduce_sum, ops.cumsum, ops.window):
     linear(_opdef)
 linear(ops.take, primal=(1,))
 linear(ops.scatter_add, primal=(1,))

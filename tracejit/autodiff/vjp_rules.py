@@ -15,6 +15,8 @@ Conventions:
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..ir import dtypes, ops
@@ -65,6 +67,27 @@ def _(ct, x, out, starts, stops, steps):
             for n, a, m, s in zip(x.shape, starts, out.shape, steps)]
     return [op(ops.pad, ct, scalar(0, ct.dtype), low=starts, high=high,
                interior=[s - 1 for s in steps])]
+
+
+@vjp_rule(ops.window)
+def _(ct, x, out, dims, sizes):
+    # Each window offset k reads x shifted by k: its slice of the cotangent, padded back to
+    # x's place, summed over the offsets (col2im).
+    # The window dims go first, so that each offset's slice is one contiguous block (a
+    # convolution's cotangent arrives with them first: the two transposes cancel).
+    nd, total = x.ndim, None
+    m = len(sizes)
+    ct = op(ops.transpose, ct, perm=list(range(nd, nd + m)) + list(range(nd)))
+    for ks in itertools.product(*(range(k) for k in sizes)):
+        piece = op(ops.slice, ct, starts=list(ks) + [0] * nd,
+                   stops=[k + 1 for k in ks] + list(ct.shape[m:]), steps=[1] * ct.ndim)
+        piece = op(ops.reshape, piece, shape=list(ct.shape[m:]))
+        low, high = [0] * nd, [0] * nd
+        for d, k in zip(dims, ks):
+            low[d], high[d] = k, x.shape[d] - k - ct.shape[m + d]
+        part = op(ops.pad, piece, scalar(0, ct.dtype), low=low, high=high, interior=[0] * nd)
+        total = part if total is None else op(ops.add, total, part)
+    return [total]
 
 
 @vjp_rule(ops.rev)

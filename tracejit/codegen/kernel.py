@@ -360,6 +360,15 @@ def _(k: LoopKernel, op, idx: tuple) -> tuple:
                  if d in op.attrs["dims"] else i for d, i in enumerate(idx))
 
 
+@emitters.register("index", ops.window)
+def _(k: LoopKernel, op, idx: tuple) -> tuple:
+    nd = op.operands[0].type.ndim
+    out = list(idx[:nd])
+    for j, d in enumerate(op.attrs["dims"]):
+        out[d] = f"({idx[d]} + {idx[nd + j]})"
+    return tuple(out)
+
+
 @emitters.register("index", ops.reshape)
 def _(k: LoopKernel, op, idx: tuple) -> tuple:
     """A reshape that regroups dims: the linear index, then each operand coordinate."""

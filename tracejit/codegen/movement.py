@@ -41,6 +41,15 @@ def _(op, x):
     return f"np.broadcast_to({x}.reshape({tuple(shaped)}), {tuple(shape)})"
 
 
+@view(ops.window)
+def _(op, x):
+    a = op.attrs
+    if not a["dims"]:
+        return x
+    return (f"np.lib.stride_tricks.sliding_window_view({x}, {tuple(a['sizes'])}, "
+            f"axis={tuple(a['dims'])})")
+
+
 @view(ops.rev)
 def _(op, x):
     dims = op.attrs["dims"]

@@ -352,6 +352,39 @@ rev = register(OpDef("rev", 1, {"dims": "ints"}, _rev_rule,
                      index_map=_rev_index, numpy=("flip",)))
 
 
+def _window_rule(ts, attrs):
+    (t,) = ts
+    dims, sizes = attrs["dims"], attrs["sizes"]
+    if len(dims) != len(sizes) or len(set(dims)) != len(dims) or any(
+            not 0 <= d < t.ndim for d in dims):
+        raise IRTypeError(f"window dims {list(dims)} / sizes {list(sizes)} invalid for {t}")
+    shape = list(t.shape)
+    for d, k in zip(dims, sizes):
+        if not 0 <= k <= t.shape[d]:
+            raise IRTypeError(f"window of {k} longer than dimension {d} of {t}")
+        shape[d] = t.shape[d] - k + 1
+    return [t.with_shape(shape + list(sizes))]
+
+
+def _window_impl(x, dims, sizes):
+    if not dims:
+        return x.copy()
+    return np.lib.stride_tricks.sliding_window_view(x, tuple(sizes), axis=tuple(dims)).copy()
+
+
+def _window_index(op, idx):
+    return tuple("?" if d in op.attrs["dims"] else idx[d]
+                 for d in range(op.operands[0].type.ndim))
+
+
+# Every window of ``sizes`` elements along ``dims`` (``sliding_window_view``): the window's
+# dims last, in the order of ``dims``; result[..., i, ..., k] = x[..., i + k, ...]. A
+# convolution's im2col is one of these (strides and dilations are slices of it).
+window = register(OpDef("window", 1, {"dims": "ints", "sizes": "ints"}, _window_rule,
+                        _window_impl, "layout", index_map=_window_index,
+                        numpy=("lib.stride_tricks.sliding_window_view",)))
+
+
 def _pad_rule(ts, attrs):
     t, v = ts
     low, high, interior = attrs["low"], attrs["high"], attrs["interior"]

@@ -50,9 +50,10 @@ def _conv_padding(padding, kernel, stride, dilation):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation, as in PyTorch) by im2col + one batched matmul.
 
-    ``padding`` is an int, a pair, or 'valid' / 'same' (as in PyTorch). The im2col is KH*KW
-    strided slices of the padded input; under jit they are index arithmetic inside one fused
-    copy, and the contraction is a single BLAS call.
+    ``padding`` is an int, a pair, or 'valid' / 'same' (as in PyTorch). The im2col is the
+    padded input's sliding windows (strides and dilations: slices of them); under jit one
+    ``window`` op, index arithmetic inside one fused copy, and the contraction is a single
+    BLAS call.
     """
     sh, sw = _pair(stride)
     dh, dw = _pair(dilation)
@@ -71,10 +72,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     # convolution is ONE large GEMM, W (O, C*KH*KW) @ cols, with no per-image loop and no
     # broadcast copy of W; its backward is two large GEMMs too.
     xt = x.transpose(1, 0, 2, 3)                              # c, n, h, w
-    patches = [xt[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                  j * dw:j * dw + sw * (ow - 1) + 1:sw]
-               for i in range(kh) for j in range(kw)]
-    cols = np.stack(patches, axis=1)                          # c, kh*kw, n, oh, ow
+    windows = np.lib.stride_tricks.sliding_window_view(
+        xt, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+    windows = windows[:, :, ::sh, ::sw, ::dh, ::dw]           # c, n, oh, ow, kh, kw
+    cols = windows.transpose(0, 4, 5, 1, 2, 3)                # c, kh, kw, n, oh, ow
     outs = []
     og = o // groups
     for g in range(groups):

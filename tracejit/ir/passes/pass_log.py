@@ -140,7 +140,8 @@ def _describe_arena(d: dict) -> str:
 def _describe_remat(d: dict) -> str:
     return (f"{_count(d['values_recomputed'], 'value')} recomputed ({d['ops_added']} ops), "
             f"peak {_bytes(d['peak_before'])} -> {_bytes(d['peak_after'])} live, "
-            f"{_bytes(d['bytes_saved'])} saved")
+            f"{_bytes(d['bytes_saved'])} saved; activations held "
+            f"{_bytes(d['activations_before'])} -> {_bytes(d['activations_after'])}")
 
 
 _DESCRIBE = {

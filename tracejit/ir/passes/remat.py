@@ -39,15 +39,18 @@ from .liveness import nbytes
 from .rewrite import Rewriter
 
 BOUNDARY = ("matmul", "reduction", "scan", "gather", "scatter", "linalg", "control")
-CHEAP_LAYOUT = ("broadcast_in_dim",)
+CHEAP_CATEGORIES = ("elementwise", "layout")
+CHEAP_MOVEMENT = ("pad",)
 MODES = ("none", "auto")
 
 
 def default_policy(op: Op) -> bool:
-    """Elementwise ops (``add``, ``mul``, ``tanh``, ``exp``, ``where``, ``convert``...) and
-    broadcasts: a copy of them fuses into the kernel that reads it. Not matmuls, reductions,
-    gathers: recomputing those costs a kernel of its own."""
-    return op.opdef.category == "elementwise" or op.opdef.name in CHEAP_LAYOUT
+    """Elementwise ops (``add``, ``mul``, ``tanh``, ``exp``, ``where``, ``convert``...),
+    layout ops (broadcasts, reshapes, transposes, slices, windows) and padding: a copy of
+    them fuses into the kernel that reads it, or is one pass over memory (a convolution's
+    im2col columns, rebuilt from its input in the backward pass instead of kept from the
+    forward pass). Not matmuls, reductions, gathers: recomputing those costs real work."""
+    return op.opdef.category in CHEAP_CATEGORIES or op.opdef.name in CHEAP_MOVEMENT
 
 
 def check_mode(remat):
@@ -170,25 +173,33 @@ def _rewrite(plan: _Plan) -> tuple[Function, int]:
     return rw.finish(), added
 
 
-def intermediate_peak(fn: Function) -> int:
-    """The peak of bytes the arena holds for ``fn``: the outputs of its fusion groups (values
-    fused inside a kernel are never stored), neither parameters (the caller's arrays) nor
-    results (fresh arrays handed back), each alive from its group to the last group reading
-    it. The liveness of the unfused ops would count every elementwise temporary instead."""
+def _group_lifetimes(fn: Function):
+    """The fusion groups of ``fn`` and, for each group output the arena holds (neither a
+    parameter nor a result), the groups that make and read it: {value: [born, use, ...]};
+    and ``walls[i]``, the groups with a boundary op among the first ``i``."""
     from .fusion import fuse           # fusion imports the passes' package
     fusion = fuse(inline_calls(fn))
     outside = set(fusion.function.params) | set(fusion.function.results)
-    born, dies = {}, {}
+    points: dict = {}
+    walls = [0]
+    for g in fusion.groups:
+        walls.append(walls[-1] + any(_boundary(op) for op in g.ops))
     for i, g in enumerate(fusion.groups):
         for v in g.inputs:
-            dies[v] = i
+            if v in points:
+                points[v].append(i)
         for v in g.outputs:
             if v not in outside:
-                born[v] = dies[v] = i
-    delta = [0] * (len(fusion.groups) + 2)
-    for v, b in born.items():
-        delta[b] += nbytes(v)
-        delta[dies[v] + 1] -= nbytes(v)
+                points[v] = [i]
+    return len(fusion.groups), points, walls
+
+
+def _peak(n: int, spans) -> int:
+    """The most bytes alive at once, given (bytes, first group, last group) spans."""
+    delta = [0] * (n + 2)
+    for size, a, b in spans:
+        delta[a] += size
+        delta[b + 1] -= size
     peak = total = 0
     for d in delta:
         total += d
@@ -196,22 +207,45 @@ def intermediate_peak(fn: Function) -> int:
     return peak
 
 
-def remat(fn: Function, policy=default_policy, depth: int = 3, min_bytes: int = 1024,
+def intermediate_peak(fn: Function) -> int:
+    """The peak of bytes the arena holds for ``fn``: the outputs of its fusion groups (values
+    fused inside a kernel are never stored), neither parameters (the caller's arrays) nor
+    results (fresh arrays handed back), each alive from its group to the last group reading
+    it. The liveness of the unfused ops would count every elementwise temporary instead."""
+    n, points, _ = _group_lifetimes(fn)
+    return _peak(n, ((nbytes(v), p[0], p[-1]) for v, p in points.items()))
+
+
+def activation_peak(fn: Function) -> int:
+    """The most bytes of intermediates held *idle* at once: alive between two groups that
+    use them, with no use in between and a boundary op (a matmul, a reduction...) between
+    them. In a gradient program that is what the forward pass keeps for the backward pass
+    (activation memory); a value read by the next few data-movement kernels does not count."""
+    n, points, walls = _group_lifetimes(fn)
+    return _peak(n, ((nbytes(v), a + 1, b - 1) for v, p in points.items()
+                     for a, b in zip(p, p[1:]) if walls[b] > walls[a + 1]))
+
+
+def remat(fn: Function, policy=default_policy, depth: int = 8, min_bytes: int = 1024,
           stats: dict | None = None) -> Function:
     """``fn`` with cheap late-read intermediates recomputed (module docstring); ``stats``, if
     given, gets ``values_recomputed``, ``ops_added``, ``peak_before``, ``peak_after`` and
-    ``bytes_saved`` (the peak of intermediate bytes alive, ``intermediate_peak``)."""
+    ``bytes_saved`` (the peak of intermediate bytes alive, ``intermediate_peak``), and
+    ``activations_before`` / ``activations_after`` (``activation_peak``). The rewrite is
+    kept when the peak does not grow and the peak drops or the activations drop by more than
+    a tenth (a few recomputed bytes are not worth their kernel time)."""
     plan = _Plan(fn, policy, depth, min_bytes)
     plan.choose()
-    before = intermediate_peak(fn)
-    out, added = (fn, 0)
+    before, held_before = intermediate_peak(fn), activation_peak(fn)
+    out, added, after, held_after = fn, 0, before, held_before
     if plan.split:
         out, added = _rewrite(plan)
-    after = intermediate_peak(out)
-    if after >= before:
-        out, added, after = fn, 0, before
+        after, held_after = intermediate_peak(out), activation_peak(out)
+        if after > before or (after == before and held_after > 0.9 * held_before):
+            out, added, after, held_after = fn, 0, before, held_before
     if stats is not None:
         stats.update(values_recomputed=len(plan.split) if out is not fn else 0,
                      ops_added=added, peak_before=before, peak_after=after,
-                     bytes_saved=before - after)
+                     bytes_saved=before - after, activations_before=held_before,
+                     activations_after=held_after)
     return out

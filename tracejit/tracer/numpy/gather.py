@@ -18,7 +18,7 @@ from ..tracer import Tracer
 from .arithmetic import add, clip, greater_equal, less, logical_and, multiply, remainder, where
 from .lifting import broadcast_to, convert, emit, lift, reshape
 from .rules import broadcast_shapes, dt, normalize_axis
-from .shapes import iota, moveaxis, transpose
+from .shapes import iota, transpose
 
 
 def take(x, indices, axis=None, mode="raise"):
@@ -184,8 +184,9 @@ def roll(a, shift, axis=None):
 
 
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
-    """np.lib.stride_tricks.sliding_window_view: a gather of every window (a copy, not a view:
-    traced arrays have no strides), the window dims last, as NumPy's."""
+    """np.lib.stride_tricks.sliding_window_view: the ``window`` op (a copy, not a view:
+    traced arrays have no strides; fused, it is index arithmetic in the kernel that reads
+    it), the window dims last, as NumPy's."""
     x = lift(x)
     window = (window_shape,) if np.ndim(window_shape) == 0 else tuple(window_shape)
     axes = (tuple(range(x.ndim)) if axis is None
@@ -198,12 +199,14 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         raise unsupported("sliding_window_view(..., writeable=True)",
                           "build the result you need from the windows instead")
     axes = [normalize_axis(a, x.ndim) for a in axes]     # of the input, before windows
+    shape = list(x.shape)
     for w, a in zip(window, axes):
-        n = x.shape[a]
-        if w < 0 or w > n:
+        if w < 0 or w > shape[a]:
             raise numpy_error(ValueError, "window shape cannot be larger than input array "
                               "shape", "use a window no longer than the axis")
-        starts = np.arange(n - w + 1)[:, None] + np.arange(w)[None, :]
-        x = take(x, starts, axis=a)                      # (..., n - w + 1, w, ...)
-        x = moveaxis(x, a + 1, -1)
+        shape[a] -= w - 1
+    if len(set(axes)) == len(axes):
+        return emit(x._trace, ops.window, [x], weak=x._weak, dims=axes, sizes=list(window))
+    for w, a in zip(window, axes):       # an axis windowed twice: windows of windows
+        x = emit(x._trace, ops.window, [x], weak=x._weak, dims=[a], sizes=[w])
     return x
