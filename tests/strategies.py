@@ -236,7 +236,7 @@ def _window(c):
     if x is None:
         return None
     dims = [d for d in range(x.type.ndim) if c.draw(st.booleans())] or [0]
-    sizes = [c.draw(st.integers(1, x.shape[d])) for d in dims]
+    sizes = [c.draw(st.integers(min(1, x.shape[d]), x.shape[d])) for d in dims]
     return c.emit(ops.window, [x], dims=dims, sizes=sizes)
 
 
