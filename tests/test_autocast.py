@@ -258,13 +258,29 @@ def test_decorator_forms_and_enabled():
     assert autocast(mlp_loss, enabled=False) is mlp_loss
 
 
-def test_bfloat16_and_other_dtypes_are_refused_clearly():
-    if "bfloat16" in {d.name for d in dtypes.all_dtypes()}:
-        pytest.skip("bfloat16 is a tracejit dtype now")
-    with pytest.raises(NotImplementedError, match="only dtype='float16' is supported"):
-        autocast(mlp_loss, dtype="bfloat16")
+def test_dtypes_that_are_no_low_precision_and_bfloat16_without_ml_dtypes_are_refused(
+        monkeypatch):
     with pytest.raises(ValueError, match="not a low precision"):
         autocast(mlp_loss, dtype="float32")
+    monkeypatch.setattr(dtypes, "bfloat16", None)          # as without ml_dtypes
+    with pytest.raises(ValueError, match="pip install ml_dtypes"):
+        autocast(mlp_loss, dtype="bfloat16")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bfloat16_autocast_runs_matmuls_in_bfloat16_with_float32_results(backend):
+    BF16 = dtypes.bfloat16
+    p, x, y = mlp_data()
+    ops, _ = ops_of(autocast(mlp_loss, dtype="bfloat16"), p, x, y)
+    matmuls = [o for o in ops if o[0] == "matmul"]
+    assert len(matmuls) == 2 and all(ins == [BF16, BF16] and outs == [BF16]
+                                     for _, ins, outs in matmuls)
+    got = tj.jit(autocast(mlp_loss, dtype="bfloat16"), backend=backend)(p, x, y)
+    assert got.dtype == np.float32
+    close(got, mlp_loss(p, x, y), rtol=3e-2, atol=1e-2)     # bfloat16 keeps 8 bits
+    g = tj.jit(tj.grad(autocast(mlp_loss, dtype="bfloat16")), backend=backend)(p, x, y)
+    assert all(v.dtype == np.float32 for v in g.values())
+    close(g, tj.jit(tj.grad(mlp_loss), backend=backend)(p, x, y), rtol=5e-2, atol=1e-2)
 
 
 # -- training under autocast and GradScaler -----------------------------------------------------
@@ -279,12 +295,12 @@ def _digits():
     return (x[train], d.target[train]), (x[test], d.target[test])
 
 
-def _train(amp: bool, steps: int, init_scale=2.0 ** 16):
+def _train(amp: bool, steps: int, init_scale=2.0 ** 16, dtype="float16"):
     from tracejit.demo.models import MLP
     (xtr, ytr), (xte, yte) = _digits()
     model = MLP(sizes=(64, 64, 10), rng=np.random.default_rng(0))
     opt, scaler = optim.Adam(lr=3e-3), GradScaler(init_scale=init_scale)
-    loss_fn = autocast(lambda m, x, y: F.cross_entropy(m(x), y), enabled=amp)
+    loss_fn = autocast(lambda m, x, y: F.cross_entropy(m(x), y), dtype=dtype, enabled=amp)
 
     @tj.jit(backend=BACKEND)
     def step(model, opt_state, scaler_state, x, y):
@@ -317,6 +333,15 @@ def test_training_under_autocast_and_grad_scaler_matches_float32():
     assert skipped16 == skipped32 == 0 and scale == 2.0 ** 16
     assert all(leaf.dtype == np.float32 for leaf in flatten(model)[0])    # float32 masters
     assert time.perf_counter() - t0 < 60
+
+
+@pytest.mark.slow
+def test_training_under_bfloat16_autocast_matches_float32():
+    acc32, loss32, _, _, _ = _train(amp=False, steps=300)
+    acc16, loss16, skipped, _, model = _train(amp=True, steps=300, dtype="bfloat16")
+    assert acc16 > 0.93 and abs(acc16 - acc32) <= 0.02, (acc16, acc32)
+    assert abs(loss16 - loss32) <= 0.05 + 0.2 * loss32, (loss16, loss32)
+    assert skipped == 0 and all(leaf.dtype == np.float32 for leaf in flatten(model)[0])
 
 
 def test_grad_scaler_backs_off_when_the_float16_backward_overflows():

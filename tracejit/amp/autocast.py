@@ -63,14 +63,14 @@ def autocast(fn=None, dtype="float16", *, policy=None, enabled=True):
 
 
 def low_dtype(dtype) -> dtypes.DType:
-    """The autocast dtype, checked: a 16-bit float tracejit knows (float16 today)."""
+    """The autocast dtype, checked: float16, or bfloat16 (with ml_dtypes installed)."""
     if isinstance(dtype, str) and dtype.lower() in ("bfloat16", "bf16"):
-        try:
-            return _half(dtypes.as_dtype("bfloat16"))
-        except TypeError:
-            raise NotImplementedError(
-                "tracejit.amp.autocast: bfloat16 is not a tracejit dtype yet; only "
-                "dtype='float16' is supported for now") from None
+        if dtypes.bfloat16 is None:
+            raise ValueError(
+                "tracejit.amp.autocast: bfloat16 needs the ml_dtypes package (NumPy's "
+                "bfloat16 dtype, installed with JAX): pip install ml_dtypes; or use "
+                "dtype='float16'")
+        return dtypes.bfloat16
     try:
         low = dtypes.as_dtype(dtype)
     except TypeError as e:
@@ -81,7 +81,7 @@ def low_dtype(dtype) -> dtypes.DType:
 def _half(low: dtypes.DType) -> dtypes.DType:
     if not (low.is_float and low.bits < 32):
         raise ValueError(f"tracejit.amp.autocast: dtype {low.name} is not a low precision; "
-                         "use dtype='float16'")
+                         "use dtype='float16' or 'bfloat16'")
     return low
 
 

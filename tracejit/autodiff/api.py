@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from ..driver import jit, leaf_key, program_of
+from ..ir import dtypes
 from ..tracer.errors import call_error
 from ..tracer.pytree import flatten, flatten_with_paths, unflatten
 from ..tracer.trace_state import current_trace
@@ -83,7 +84,7 @@ def _check_float(leaves, paths, indices, what):
     for i in indices:
         leaf = leaves[i]
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
-        if np.dtype(dtype).kind != "f" or isinstance(leaf, bool):
+        if not dtypes.is_float_dtype(dtype) or isinstance(leaf, bool):
             name = paths[i] or "?"
             python = isinstance(leaf, (bool, int)) or getattr(leaf, "_weak", False)
             kind = (f"is a Python {'bool' if np.dtype(dtype).kind == 'b' else 'int'}"
@@ -118,7 +119,7 @@ def _check_scalar_output(out, what: str, has_aux: bool):
             f"({dtype}), but grad needs a scalar (shape ()).",
             "reduce it to a scalar (.sum() or .mean()) or use tracejit.vjp for a non-scalar "
             "output.")
-    if dtype.kind != "f":
+    if not dtypes.is_float_dtype(dtype):
         raise call_error(
             f"tracejit.{what}: the function{aux} returned a scalar of dtype {dtype}, but grad "
             "needs a float output (integers have no gradient).",

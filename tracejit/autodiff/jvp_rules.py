@@ -9,7 +9,7 @@ is exact with zeros, ``sort`` gathers the tangent through the sorting permutatio
 """
 from __future__ import annotations
 
-from ..ir import ops
+from ..ir import dtypes, ops
 from ..ir.registry import rule_table
 from ..tracer.numpy.arithmetic import where
 from ..tracer.numpy.gather import take_along_axis
@@ -49,7 +49,8 @@ linear(ops.where, primal=(0,))
 @jvp_rule(ops.convert)
 def _(ts, x, out, dtype):
     (t,) = ts
-    return astype(t, out.dtype) if out.dtype.kind == "f" and x.dtype.kind == "f" else None
+    return (astype(t, out.dtype)
+            if dtypes.is_float_dtype(out.dtype) and dtypes.is_float_dtype(x.dtype) else None)
 
 
 def _extreme_jvp(ts, x, out, axes):

@@ -40,7 +40,7 @@ def _(ct, c, x, y, out):
 
 @vjp_rule(ops.convert)
 def _(ct, x, out, dtype):
-    return [astype(ct, x.dtype) if x.dtype.kind == "f" else None]
+    return [astype(ct, x.dtype) if dtypes.is_float_dtype(x.dtype) else None]
 
 
 @vjp_rule(ops.broadcast_in_dim)

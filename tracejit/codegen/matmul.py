@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from . import emitters
-from .representation import held, scalar_type
+from .representation import contiguous_as_float32, held, matrix_as_float32, scalar_type
 
 MATMUL_WORK = 64      # multiply-adds of a matmul that count as one element of loop work
 MATMUL_ROWS = 16      # fewest rows (or columns) of a matmul's output per thread
@@ -49,11 +49,11 @@ class MatmulKernel:
         i1``) is given, the epilogue on that block at once, while it is in cache. One call with
         the whole range computes everything. The direction is fixed when the plan is built, so
         the kernel compiles one GEMM call and one epilogue loop, not two of each. ``half``:
-        float16 operands, converted to float32 here (the block's part of one, all of the
-        other)."""
+        the dtype of float16 or bfloat16 operands, converted to float32 here (the block's part
+        of one, all of the other), else None."""
 
         def c(x):
-            return f"h2f_matrix({x})" if half else x
+            return matrix_as_float32(half, x) if half else x
         if by_rows:
             rows, cols = "range(lo, hi)", f"range({n})"
             call = f"gemm({c('A[lo:hi]')}, {c('B')}, mm[lo:hi])"
@@ -73,7 +73,7 @@ class MatmulKernel:
         # The product goes into its own output, or into an epilogue output computed from it:
         # never into an output of the group's operand ops (a reshaped operand that is also a
         # result has the product's shape too; the product written there was overwritten).
-        half = held(mv.dtype) is not None
+        half = mv.dtype if held(mv.dtype) is not None else None
         target = None if half else next(
             (onames[v] for v in self.g.outputs
              if v.dtype == mv.dtype and v.shape == mv.shape and self.uses(v, mv)), None)
@@ -105,7 +105,7 @@ class MatmulKernel:
 
         def c(x):
             x = f"np.ascontiguousarray({x})"
-            return f"h2f_contiguous({x})" if half else x
+            return contiguous_as_float32(half, x) if half else x
         lines += [f"A = {c(a)}.reshape(({batch}, {m}, {kdim}))",
                   f"B = {c(b)}.reshape(({batch}, {kdim}, {n}))",
                   f"M = mm.reshape(({batch}, {m}, {n}))"]

@@ -5,8 +5,8 @@ Most dtypes are held as themselves. float16 is not: Numba's CPU target has no fl
 so kernels hold a float16 array as its uint16 bit patterns (the *storage* dtype) and a float16
 value as a float32 scalar holding it exactly (the *compute* dtype). A load converts
 (half.h2f), every op whose result is float16 computes in float32 and rounds (half.round16,
-as NumPy's float16 ufuncs do), a store converts back (half.f2h). bfloat16 would register
-here the same way (its storage uint16, its compute float32, other conversions).
+as NumPy's float16 ufuncs do), a store converts back (half.f2h). bfloat16 registers here the
+same way (its storage uint16, its compute float32, conversions from codegen/bfloat16.py).
 
 Who uses which:
 - storage: arrays made inside kernels and native loops (``np.empty``), kernel argument types
@@ -39,6 +39,8 @@ class Held:
     round: str             # compute scalar -> the nearest value of the dtype (compute type)
     round64: str           # float64 -> the nearest value of the dtype, rounded once
     bits: object           # a NumPy scalar of the dtype -> its stored element (Python)
+    matrix: str            # a stored matrix -> a new float32 one (a matmul operand for BLAS)
+    contiguous: str        # a C-contiguous stored array -> a float32 one
     # the names to use instead without hardware conversions (config.f16c off: half.py)
     software: tuple = ()
 
@@ -52,9 +54,14 @@ def register_held(dtype: DType, held: Held):
 
 register_held(dtypes.float16, Held(
     np.dtype(np.uint16), dtypes.float32, "h2f", "f2h", "round16", "round16_64",
-    lambda x: np.float16(x).view(np.uint16),
+    lambda x: np.float16(x).view(np.uint16), "h2f_matrix", "h2f_contiguous",
     software=(("h2f", "h2f_sw"), ("f2h", "f2h_sw"), ("round16", "round16_sw"),
               ("round16_64", "round16_64_sw"))))
+if dtypes.bfloat16 is not None:          # (codegen/bfloat16.py)
+    register_held(dtypes.bfloat16, Held(
+        np.dtype(np.uint16), dtypes.float32, "b2f", "f2b", "round_bf16", "round_bf16_64",
+        lambda x: np.asarray(x, dtypes.bfloat16.np).view(np.uint16)[()], "b2f_matrix",
+        "b2f_contiguous"))
 
 
 def _fn(h: Held, name: str) -> str:
@@ -143,3 +150,13 @@ def rounded_from64(dt: DType, expr: str) -> str:
     """A float64 expression as a compute scalar of ``dt``: one rounding, never two."""
     h = _HELD.get(dt.name)
     return f"{scalar_type(dt)}({expr})" if h is None else f"{_fn(h, h.round64)}({expr})"
+
+
+def matrix_as_float32(dt: DType, expr: str) -> str:
+    """A stored matrix ``expr`` of a held ``dt`` as a new float32 one (a BLAS operand)."""
+    return f"{_HELD[dt.name].matrix}({expr})"
+
+
+def contiguous_as_float32(dt: DType, expr: str) -> str:
+    """A C-contiguous stored array ``expr`` of a held ``dt`` as a float32 one."""
+    return f"{_HELD[dt.name].contiguous}({expr})"

@@ -17,6 +17,8 @@ from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
 from tracejit.codegen.runtime import ifmod, logaddexp32, logaddexp64, f2u64
 from tracejit.codegen.half import h2f, f2h, round16, round16_64, h2f_matrix, h2f_contiguous
 from tracejit.codegen.half import h2f_sw, f2h_sw, round16_sw, round16_64_sw
+from tracejit.codegen.bfloat16 import b2f, f2b, round_bf16, round_bf16_64, b2f_matrix
+from tracejit.codegen.bfloat16 import b2f_contiguous
 from tracejit.codegen.blas import gemm
 """
 

@@ -1,17 +1,27 @@
 """Element types of the IR.
 
 Dtypes are an open registry (``register_dtype``) rather than a closed enum, so that a dtype
-(float16; bfloat16 later) is added without touching every stage. Promotion is delegated to
-NumPy 2 (NEP 50): the IR never invents its own rules, so traced code returns the dtypes NumPy
-would (float16 + float32 -> float32, float16 + a Python float -> float16). How kernels hold a
-dtype NumPy has and Numba's CPU target has not (float16) is codegen's business
-(codegen/representation.py), not the IR's.
+(float16, bfloat16) is added without touching every stage. Promotion is delegated to NumPy 2
+(NEP 50), so traced code returns the dtypes NumPy would (float16 + float32 -> float32,
+float16 + a Python float -> float16), with one exception: bfloat16.
+
+bfloat16 is ml_dtypes' NumPy dtype (registered when ml_dtypes is installed, as it is with
+JAX). NumPy's promotion with it is ml_dtypes' own and surprising (bfloat16 * 2.5 is float32,
+bfloat16 + float16 an error, bfloat16 + int32 float64), so ``promote`` follows JAX's table
+there: bfloat16 with integers, booleans and Python scalars stays bfloat16, with float16 it is
+float32, with a wider float the wider float. How kernels hold the dtypes NumPy has and Numba's
+CPU target has not (float16, bfloat16) is codegen's business (codegen/representation.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:             # no bfloat16
+    ml_dtypes = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,7 @@ uint64 = register_dtype("uint64", "u64", "u")
 float16 = register_dtype("float16", "f16", "f")
 float32 = register_dtype("float32", "f32", "f")
 float64 = register_dtype("float64", "f64", "f")
+bfloat16 = register_dtype("bfloat16", "bf16", "f") if ml_dtypes is not None else None
 
 
 def from_short(short: str) -> DType:
@@ -133,6 +144,9 @@ def promote(*operands: tuple[DType, bool]) -> DType:
     Weak operands stand for Python scalars of that dtype's kind and are passed to NumPy as
     Python values, which NumPy 2 treats as weak.
     """
+    strong = {dt for dt, weak in operands if not weak}
+    if bfloat16 is not None and bfloat16 in strong:
+        return _promote_bfloat16(strong)
     args = []
     for dt, weak in operands:
         args.append(_WEAK_EXAMPLE[dt.kind] if weak else dt.np)
@@ -141,3 +155,27 @@ def promote(*operands: tuple[DType, bool]) -> DType:
         kinds = "biuf"
         return default_dtype_for_weak(max((dt.kind for dt, _ in operands), key=kinds.index))
     return as_dtype(np.result_type(*args))
+
+
+def _promote_bfloat16(strong: set) -> DType:
+    """JAX's promotion where a bfloat16 operand meets others (module docstring)."""
+    floats = {dt for dt in strong if dt.is_float}
+    wider = floats - {bfloat16, float16}
+    if wider:
+        return max(wider, key=lambda dt: dt.bits)
+    return float32 if float16 in floats else bfloat16
+
+
+def is_float_dtype(np_dtype) -> bool:
+    """Whether a NumPy dtype is a floating-point one (bfloat16's NumPy kind is 'V', not 'f')."""
+    try:
+        return as_dtype(np_dtype).is_float
+    except TypeError:
+        return np.dtype(np_dtype).kind == "f"
+
+
+def finfo(np_dtype):
+    """np.finfo, which has no bfloat16: ml_dtypes' own finfo for it."""
+    if bfloat16 is not None and np.dtype(np_dtype) == bfloat16.np:
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)

@@ -49,6 +49,14 @@ def _numpy_names(name, fn, numpy):
     return (fn.__name__,) if isinstance(fn, np.ufunc) else ()
 
 
+def _wide(x):
+    """A bfloat16 array as float32, exactly: every op on bfloat16 computes in float32 and
+    rounds its result once, as JAX on a CPU does (ml_dtypes' own ufuncs mostly do the same,
+    but not always: its maximum(-0.0, 0.0) is +0.0, NumPy's float32 one -0.0)."""
+    bf16 = dtypes.bfloat16
+    return x.astype(np.float32) if bf16 is not None and x.dtype == bf16.np else x
+
+
 def elementwise_unary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType | None = None,
                       differentiable: bool = True, costly: bool = False, numpy=None,
                       internal: bool = False) -> OpDef:
@@ -60,7 +68,7 @@ def elementwise_unary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType 
 
     def impl(x):
         with np.errstate(all="ignore"):
-            out = fn(x)
+            out = fn(_wide(x))
         return np.asarray(out, dtype=result_dtype.np if result_dtype else x.dtype)
 
     return register(OpDef(name, 1, {}, rule, impl, "elementwise", differentiable,
@@ -81,7 +89,7 @@ def elementwise_binary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType
 
     def impl(x, y):
         with np.errstate(all="ignore"):
-            out = fn(x, y)
+            out = fn(_wide(x), _wide(y))
         return np.asarray(out, dtype=result_dtype.np if result_dtype else x.dtype)
 
     return register(OpDef(name, 2, {}, rule, impl, "elementwise", differentiable,
@@ -449,7 +457,22 @@ def _reduce_rule(name, kinds):
     return rule
 
 
+def in_float32(fn):
+    """``fn`` computing bfloat16 operands in float32 and rounding its result once: NumPy
+    with ml_dtypes accumulates a bfloat16 sum in bfloat16 (a thousand ones sum to 256) and
+    multiplies bfloat16 matrices into float32; tracejit's semantics are JAX's and PyTorch's.
+    (float16 needs nothing: NumPy's own float16 sums accumulate in float32.)"""
+    def impl(*xs, **attrs):
+        bf16 = dtypes.bfloat16
+        if bf16 is None or not any(getattr(x, "dtype", None) == bf16.np for x in xs):
+            return fn(*xs, **attrs)
+        wide = [x.astype(np.float32) if x.dtype == bf16.np else x for x in xs]
+        return np.asarray(fn(*wide, **attrs)).astype(bf16.np)
+    return impl
+
+
 def _reduction(name, fn, kinds=_NUMERIC, numpy=()):
+    @in_float32
     def impl(x, axes):
         return np.asarray(fn(x, axis=tuple(axes)), dtype=x.dtype)
     return register(OpDef(name, 1, {"axes": "ints"}, _reduce_rule(name, kinds), impl,
@@ -551,7 +574,8 @@ def _matmul_rule(ts, attrs):
     return [a.with_shape(a.shape[:-2] + (a.shape[-2], b.shape[-1]))]
 
 
-matmul = register(OpDef("matmul", 2, {}, _matmul_rule, np.matmul, "matmul", kinds=_NUMERIC,
+matmul = register(OpDef("matmul", 2, {}, _matmul_rule, in_float32(np.matmul), "matmul",
+                        kinds=_NUMERIC,
                         numpy=("matmul", "dot", "tensordot")))
 
 # ---------------------------------------------------------------------------------------------

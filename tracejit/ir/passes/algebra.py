@@ -42,6 +42,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .. import dtypes
 from ..dtypes import DType
 from .patterns import pattern, splat
 
@@ -115,9 +116,9 @@ def holds(src: DType, dst: DType) -> bool:
                 return d.itemsize >= s.itemsize
             return src.is_unsigned and d.itemsize > s.itemsize
         if src.is_int and dst.is_float:
-            return np.finfo(d).nmant + 1 >= src.bits - (0 if src.is_unsigned else 1)
+            return dtypes.finfo(d).nmant + 1 >= src.bits - (0 if src.is_unsigned else 1)
         if src.is_float and dst.is_float:
-            fs, fd = np.finfo(s), np.finfo(d)
+            fs, fd = dtypes.finfo(s), dtypes.finfo(d)
             return fd.nmant >= fs.nmant and fd.maxexp >= fs.maxexp and fd.minexp <= fs.minexp
     except (TypeError, ValueError):         # a dtype NumPy has no finfo for
         return False

@@ -118,7 +118,7 @@ def trunc(x):
 def round_(a, decimals=0):
     x = lift(a)
     if decimals == 0:
-        return rint(x) if x.dtype.kind == "f" else x
+        return rint(x) if dtypes.is_float_dtype(x.dtype) else x
     scale = np.asarray(10.0 ** decimals, x.dtype)
     return true_divide(rint(multiply(x, scale)), scale)
 
@@ -183,9 +183,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = lift(x)
-    if x.dtype.kind != "f":
+    if not dtypes.is_float_dtype(x.dtype):
         return x
-    info = np.finfo(x.dtype)
+    info = dtypes.finfo(x.dtype)
     x = where(isnan(x), np.asarray(nan, x.dtype), x)
     x = where(logical_and(isinf(x), greater(x, 0)),
               np.asarray(info.max if posinf is None else posinf, x.dtype), x)
