@@ -7,8 +7,9 @@ N = 1e7 (issue #16's target: float16 at least 1.6x faster than float32), row sof
 4096 x 1024, and ``0.5 * x + y`` at 1e7 (a kernel bound by memory bandwidth alone, the most
 float16 storage can save); NumPy's own float16 and float32 beside them for scale. float16
 runs twice: with the CPU's F16C conversions (the default where the CPU has them) and with
-tracejit's own routines (``TRACEJIT_F16C=0``, codegen/half.py). Ratios are float32's time
-over float16's (above 1: float16 faster).
+tracejit's own routines (``TRACEJIT_F16C=0``, codegen/half.py); bfloat16 too where ml_dtypes
+is installed (integer conversions, codegen/bfloat16.py). Ratios are float32's time over the
+16-bit one's (above 1: the 16-bit storage is faster).
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ import os
 import numpy as np
 
 import tracejit as tj
+from tracejit.ir import dtypes
 
 from .backend import chain, softmax, table
 from .timing import compare
 
 F16, F32 = np.float16, np.float32
+BF16 = dtypes.bfloat16.np if dtypes.bfloat16 is not None else None     # with ml_dtypes
 
 
 def _compiled(fn, *args, f16c: bool = True):
@@ -45,6 +48,9 @@ def _case(title: str, fn, make, nbytes_per_elem: int, n: int, repeat: int) -> di
            "tracejit f16 routines": _compiled(fn, *args16, f16c=False),
            "tracejit float32": _compiled(fn, *args32),
            "numpy float16": lambda: fn(*args16), "numpy": lambda: fn(*args32)}
+    if BF16 is not None:
+        args_bf16 = tuple(a.astype(BF16) for a in args32)
+        fns["tracejit bfloat16"] = _compiled(fn, *args_bf16)
     med = compare(fns, repeat=repeat)
     ref = fn(*(a.astype(np.float64) for a in args32))
     notes = {}
@@ -60,7 +66,11 @@ def _case(title: str, fn, make, nbytes_per_elem: int, n: int, repeat: int) -> di
     soft = med["tracejit float32"] / med["tracejit f16 routines"]
     print(f"  float16 storage vs float32, compiled: {ratio:.2f}x with F16C, {soft:.2f}x with "
           "tracejit's routines (above 1: float16 faster)")
-    return {"medians": med, "ratio": ratio, "ratio_routines": soft}
+    out = {"medians": med, "ratio": ratio, "ratio_routines": soft}
+    if BF16 is not None:
+        out["ratio_bfloat16"] = med["tracejit float32"] / med["tracejit bfloat16"]
+        print(f"  bfloat16 storage vs float32, compiled: {out['ratio_bfloat16']:.2f}x")
+    return out
 
 
 def run_chain(n: int = 10 ** 7) -> dict:
