@@ -71,22 +71,26 @@ def _(ct, x, out, starts, stops, steps):
 
 @vjp_rule(ops.window)
 def _(ct, x, out, dims, sizes):
-    # Each window offset k reads x shifted by k: its slice of the cotangent, padded back to
-    # x's place, summed over the offsets (col2im).
-    # The window dims go first, so that each offset's slice is one contiguous block (a
-    # convolution's cotangent arrives with them first: the two transposes cancel).
-    nd, total = x.ndim, None
-    m = len(sizes)
+    # Each window offset k reads x shifted by k: its slice of the cotangent is added into
+    # that box of x's cotangent (col2im), one in-place box update after another, so that no
+    # padded copy per offset is held. The window dims go first, so that each offset's slice
+    # is one contiguous block (a convolution's cotangent arrives with them first: the two
+    # transposes cancel).
+    nd, m = x.ndim, len(sizes)
     ct = op(ops.transpose, ct, perm=list(range(nd, nd + m)) + list(range(nd)))
+    box = list(ct.shape[m:])
+    total = zeros_like(x)
     for ks in itertools.product(*(range(k) for k in sizes)):
         piece = op(ops.slice, ct, starts=list(ks) + [0] * nd,
-                   stops=[k + 1 for k in ks] + list(ct.shape[m:]), steps=[1] * ct.ndim)
-        piece = op(ops.reshape, piece, shape=list(ct.shape[m:]))
-        low, high = [0] * nd, [0] * nd
+                   stops=[k + 1 for k in ks] + box, steps=[1] * ct.ndim)
+        piece = op(ops.reshape, piece, shape=box)
+        starts = [0] * nd
         for d, k in zip(dims, ks):
-            low[d], high[d] = k, x.shape[d] - k - ct.shape[m + d]
-        part = op(ops.pad, piece, scalar(0, ct.dtype), low=low, high=high, interior=[0] * nd)
-        total = part if total is None else op(ops.add, total, part)
+            starts[d] = k
+        here = op(ops.slice, total, starts=starts, stops=[a + n for a, n in zip(starts, box)],
+                  steps=[1] * nd)
+        total = op(ops.update_slice, total, op(ops.add, here, piece), starts=starts,
+                   steps=[1] * nd)
     return [total]
 
 
