@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from ..ir import Function, ops
+from ..ir import Function, dtypes, ops
 from ..ir.control_ops import scan_parts
 from ..ir.passes import optimize
 from ..ir.registry import rule_table
@@ -40,6 +40,13 @@ def _(x, shape):
 @view(ops.transpose)
 def _(x, perm):
     return np.transpose(x, perm)
+
+
+@view(ops.window)
+def _(x, dims, sizes):
+    if not dims:
+        return x
+    return np.lib.stride_tricks.sliding_window_view(x, tuple(sizes), axis=tuple(dims))
 
 
 def _update_slice_in_place(x, v, starts, steps):
@@ -73,8 +80,10 @@ class NumpyProgram:
         for i, op in enumerate(fn.ops):
             impl = VIEWS.get(op.opdef, op.opdef.impl)
             ufunc = op.opdef.meta.get("numpy")
-            if op.opdef.category == "elementwise" and isinstance(ufunc, np.ufunc):
+            if (op.opdef.category == "elementwise" and isinstance(ufunc, np.ufunc)
+                    and dtypes.bfloat16 not in {v.type.dtype for v in op.operands}):
                 impl = ufunc        # the impl's errstate and dtype are the loop's below
+                # (bfloat16 takes the impl: ml_dtypes' own ufuncs are not quite float32's)
             if op.opdef in CONTROL:
                 impl = CONTROL[op.opdef]([NumpyProgram(optimize(r), region=True)
                                           for r in op.regions])
