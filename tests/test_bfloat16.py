@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numba import njit
+from test_float16 import _over
 
 import tracejit as tj
 from tracejit.ir import dtypes
@@ -26,16 +26,6 @@ ALL = ALL16.view(BF16)
 with np.errstate(invalid="ignore"):
     FINITE = ALL[np.isfinite(ALL.astype(np.float32))]
 RNG = np.random.default_rng(7)
-
-
-def _over(fn, out_dtype):
-    @njit
-    def run(x):
-        out = np.empty(x.shape, out_dtype)
-        for i in range(x.size):
-            out[i] = fn(x[i])
-        return out
-    return run
 
 
 def _boundaries(dtype) -> np.ndarray:
