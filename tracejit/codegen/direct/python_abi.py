@@ -57,6 +57,9 @@ _EXCEPTIONS = ("PyExc_TypeError", "PyExc_IndexError", "PyExc_ValueError",
 _ARRAY, _FLOAT, _BOOL, _INT, _UINT = range(5)      # argument kinds in a descriptor
 _HEADER, _PER_ARG = 3, 5                           # descriptor words
 _B_PTR = 16                                        # a ctypes object's buffer pointer
+# An array's slots: Numba's array struct as words (meminfo, parent, size, item size, data),
+# then its shape and strides
+_ARRAY_HEAD = 5
 _HOLDERS: dict = {}                         # symbol -> ctypes object that holds an address
 
 
@@ -165,7 +168,7 @@ def build_adapter(module: ir.Module, kernel: ir.Function, name: str, argtypes: t
         slot = b.gep(slots, [I64(at)])
         if isinstance(t, types.Array):
             llargs.append(b.load(b.bitcast(slot, array_struct(t).as_pointer())))
-            at += 5 + 2 * t.ndim
+            at += _ARRAY_HEAD + 2 * t.ndim
             continue
         if t in (types.float32, types.float64):
             x = Val(types.float64, b.load(b.bitcast(slot, F64.as_pointer())))
@@ -307,14 +310,15 @@ def _wrapper_ir() -> str:
     b.cbranch(more, body, blocks["dims_done"])
     b.position_at_end(body)
     extent = b.load(b.gep(dims, [i]))
-    b.store(extent, b.gep(slot, [b.add(I64(5), i)]))
-    b.store(b.load(b.gep(strides, [i])), b.gep(slot, [b.add(b.add(I64(5), ndim), i)]))
+    b.store(extent, b.gep(slot, [b.add(I64(_ARRAY_HEAD), i)]))
+    b.store(b.load(b.gep(strides, [i])),
+            b.gep(slot, [b.add(b.add(I64(_ARRAY_HEAD), ndim), i)]))
     i.add_incoming(b.add(i, I64(1)), body)
     size.add_incoming(b.mul(size, extent), body)
     b.branch(blocks["dims"])
     b.position_at_end(blocks["dims_done"])
     b.store(size, b.gep(slot, [I64(2)]))
-    array_next = b.add(at, b.add(I64(5), b.mul(ndim, I64(2))))
+    array_next = b.add(at, b.add(I64(_ARRAY_HEAD), b.mul(ndim, I64(2))))
     b.branch(blocks["next"])
 
     # a Python number: converted (an error it raises is the caller's)
@@ -408,7 +412,7 @@ def descriptor_words(adapter: int, argtypes: tuple) -> list:
             need |= {"C": _C_CONTIGUOUS, "F": _F_CONTIGUOUS}.get(t.layout, 0)
             size = 1 if t.dtype == types.boolean else t.dtype.bitwidth // 8
             words += [_ARRAY, t.ndim, id(np.dtype(str(t.dtype)).type), need, size]
-            slots += 5 + 2 * t.ndim
+            slots += _ARRAY_HEAD + 2 * t.ndim
             continue
         if t in (types.float32, types.float64):
             kind = _FLOAT
