@@ -1,7 +1,11 @@
 """Karpathy's min-char-rnn (hidden 100, sequence 25, tanh cell, softmax cross-entropy,
 Adagrad), written with ``tracejit.scan``, trained beside the same model with its time loop
 unrolled by Python, from the same start on the same text: the two loss curves agree, and the
-scan version traces and compiles one step of the loop instead of 25.
+scan version traces and compiles one step of the loop instead of 25. (Bit for bit when both
+run compiled, ``TRACEJIT_TIERED=0``: 3e-14 after 300 steps. Tiered, each runs its first steps
+on the NumPy tier until its kernels are in, for a different number of steps; where NumPy has
+exp and tanh of its own (AVX-512 machines), they differ from the kernels' in the last bit and
+300 steps of training grow that to about 1e-2.)
 
     python -m tracejit.demo.char_rnn              # 300 steps each
     python -m tracejit.demo.char_rnn --steps 1000
@@ -140,7 +144,9 @@ def main(argv=None):
     for (n, ls, ss), (_, lu, su) in zip(results["scan"][0], results["unrolled"][0]):
         print(f"{n:>6}   {ls:11.4f}   {lu:15.4f}   {ss:13.4f}   {su:17.4f}")
     gap = max(abs(a[1] - b[1]) for a, b in zip(results["scan"][0], results["unrolled"][0]))
-    print(f"largest difference between the two loss curves: {gap:.2e}")
+    print(f"largest difference between the two loss curves: {gap:.2e}"
+          + ("" if gap < 1e-6 else " (the NumPy tier's exp and tanh and the kernels' differ in "
+             "the last bit on this CPU, and the two switched tiers at different steps)"))
 
 
 if __name__ == "__main__":
