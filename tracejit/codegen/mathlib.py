@@ -20,6 +20,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .native import bits_to_f64
+
 
 @intrinsic
 def bits_to_f32(typingctx, x):
@@ -135,6 +137,44 @@ def exp32(x):
     p = p * r + _F(5.0000001201e-1)
     p = p * r * r + r + _F(1.0)
     out = scale_by_power_of_two(p, np.int32(n))
+    return out if x == x else x
+
+
+# -- exp of float64, vectorizable --------------------------------------------------------------
+# NumPy evaluates float64 exp with SIMD code of its own on AVX-512 CPUs (8 lanes); a libm call
+# per element kept a fused loop scalar there (float64 softmax 0.75x NumPy, logsumexp 0.56x).
+# fdlibm's e_exp.c algorithm (error below 1 ulp): k = round(x / ln 2), r = x - k ln 2 in two
+# parts, exp(r) = 1 + r + r c / (2 - c) with c = r - r**2 P(r**2), times 2**k in two exact
+# steps (so that a subnormal result is rounded once).
+_LN2_HI64 = 6.93147180369123816490e-01
+_LN2_LO64 = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e+00
+_EXP_P = (1.66666666666666019037e-01, -2.77777777770155933842e-03,
+          6.61375632143793436117e-05, -1.65339022054652515390e-06,
+          4.13813679705723846039e-08)
+_EXP_OVER = 7.09782712893383973096e+02      # above: inf
+_EXP_UNDER = -7.45133219101941108420e+02    # below: 0
+_ROUND64 = 6755399441055744.0               # 1.5 * 2**52: adding and subtracting it rounds
+
+
+@njit(inline="always", fastmath={"contract"})
+def exp64(x):
+    xc = x if x < 710.0 else 710.0
+    xc = xc if xc > -746.0 else -746.0
+    k = (xc * _INV_LN2 + _ROUND64) - _ROUND64
+    hi = xc - k * _LN2_HI64
+    lo = k * _LN2_LO64
+    r = hi - lo
+    t = r * r
+    p = _EXP_P
+    c = r - t * (p[0] + t * (p[1] + t * (p[2] + t * (p[3] + t * p[4]))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    ki = np.int64(k)
+    k1 = ki >> np.int64(1)
+    out = (y * bits_to_f64((k1 + np.int64(1023)) << np.int64(52))
+           * bits_to_f64((ki - k1 + np.int64(1023)) << np.int64(52)))
+    out = np.inf if x > _EXP_OVER else out
+    out = 0.0 if x < _EXP_UNDER else out
     return out if x == x else x
 
 
