@@ -261,7 +261,28 @@ def test_float64_exp_is_within_an_ulp_of_the_exact_value_and_keeps_special_value
         np.testing.assert_array_equal(run(special), np.exp(special))
 
 
-def test_float64_exp_kernels_vectorize_without_libm_calls():
+def test_float64_log_is_within_an_ulp_of_the_exact_value_and_keeps_special_values():
+    """log64 (fdlibm's algorithm, vectorizable) against log in long double, on random bit
+    patterns (denormals included), near 1 and across [0.5, 2]."""
+    from tracejit.codegen.mathlib import log64
+    run = _elementwise(log64)
+    rng = np.random.default_rng(65)
+    bits = rng.integers(0, 0x7FF0000000000000, 400_000, dtype=np.int64)
+    x = np.concatenate([bits.view(np.float64), rng.uniform(0.5, 2, 200_000),
+                        1 + rng.uniform(-1e-8, 1e-8, 20_000), [5e-324, 1e-310, 1.0, 2.0]])
+    got = run(x)
+    exact = np.log(x.astype(np.longdouble))
+    want = exact.astype(np.float64)
+    nonzero = want != 0
+    err = np.abs((got[nonzero].astype(np.longdouble) - exact[nonzero])
+                 / np.spacing(np.abs(want[nonzero])).astype(np.longdouble))
+    assert err.max() < 1.0 and got[x == 1.0].tolist() == [0.0]
+    special = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(run(special), np.log(special))
+
+
+def test_float64_exp_and_log_kernels_vectorize_without_libm_calls():
     import re
 
     from numba import types
@@ -274,14 +295,15 @@ def test_float64_exp_kernels_vectorize_without_libm_calls():
         "def kernel(a0, o0, lo, hi):\n"
         "    for i0_ in range(hi - lo):\n"
         "        i0 = i0_ + max(lo, 0)\n"
-        "        o0[i0] = exp64(a0[i0])\n"
+        "        o0[i0] = exp64(a0[i0]) + log64(a0[i0])\n"
         "    return 0\n")
     namespace: dict = {}
     exec(src.replace("cache=True, ", ""), namespace)
     array = types.Array(types.float64, 1, "C")
     ir = direct.inspect_llvm(src, (array, array, types.int64, types.int64), namespace)
-    assert re.search(r"<\d+ x double>", ir) and not re.search(r"call [^\n]*@(llvm\.)?exp", ir)
-    f = tracejit.jit(lambda x: np.exp(x) + 1 / (1 + np.exp(-x)), tiered=False)
-    x = np.linspace(-30, 30, 101)
-    assert "exp64(" in f.lower(x).source
-    np.testing.assert_allclose(f(x), np.exp(x) + 1 / (1 + np.exp(-x)), rtol=1e-15)
+    assert re.search(r"<\d+ x double>", ir)
+    assert not re.search(r"call [^\n]*@(llvm\.)?(exp|log)", ir)
+    f = tracejit.jit(lambda x: np.exp(x) + 1 / (1 + np.exp(-x)) + np.log(x), tiered=False)
+    x = np.linspace(0.01, 30, 101)
+    assert "exp64(" in f.lower(x).source and "log64(" in f.lower(x).source
+    np.testing.assert_allclose(f(x), np.exp(x) + 1 / (1 + np.exp(-x)) + np.log(x), rtol=1e-15)

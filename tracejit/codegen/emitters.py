@@ -144,11 +144,12 @@ def _(op, a, b):
     return f"({a} if ({a} <= {b}{nan}) else {b})"
 
 
-# -- transcendentals: vectorizable float32 versions from mathlib (and float64 exp), libm for
-# the other float64 ones ----------------------------------------------------------------------
+# -- transcendentals: vectorizable float32 versions from mathlib (and float64 exp and log),
+# libm for the other float64 ones -------------------------------------------------------------
 _FAST32 = {ops.exp: "exp32", ops.tanh: "tanh32", ops.logistic: "logistic32", ops.sin: "sin32",
            ops.cos: "cos32", ops.log: "log32", ops.log1p: "log1p32", ops.arctan: "arctan32"}
 _FAST32_BINARY = {ops.arctan2: "arctan2_32"}
+_FAST64 = {ops.exp: "exp64", ops.log: "log64"}
 _LIBM = {ops.exp: "exp", ops.expm1: "expm1", ops.log: "log", ops.log1p: "log1p",
          ops.sin: "sin", ops.cos: "cos", ops.tan: "tan", ops.tanh: "tanh", ops.sinh: "sinh",
          ops.cosh: "cosh", ops.arcsin: "asin", ops.arccos: "acos", ops.arctan: "atan",
@@ -160,8 +161,8 @@ def _(op, a):
     t = _t(op)
     if t.name == "float32" and op.opdef in _FAST32:
         return f"{_FAST32[op.opdef]}({a})"
-    if t.name == "float64" and op.opdef is ops.exp:
-        return f"exp64({a})"
+    if t.name == "float64" and op.opdef in _FAST64:
+        return f"{_FAST64[op.opdef]}({a})"
     if op.opdef is ops.logistic:
         e = f"exp64(-{a})" if t.name == "float64" else f"{scalar_type(t)}(math.exp(-{a}))"
         return f"({lit(t, 1)} / ({lit(t, 1)} + {e}))"

@@ -178,6 +178,38 @@ def exp64(x):
     return out if x == x else x
 
 
+# log of float64, likewise (fdlibm's e_log.c, error below 1 ulp): x = 2**k m with m in
+# [sqrt(1/2), sqrt(2)) from the bits (denormals scaled by 2**54 first), f = m - 1 exact,
+# log(1 + f) = f - f**2 / 2 + s (f**2 / 2 + R(s**2)) with s = f / (2 + f).
+_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+       2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+       1.479819860511658591e-01)
+_SQRT_HALF_BITS64 = 0x3FE6A09E667F3BCD
+_MANTISSA64 = 0x000FFFFFFFFFFFFF
+
+
+@njit(inline="always", fastmath={"contract"})
+def log64(x):
+    """log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, log(NaN) = NaN."""
+    tiny = x < 2.2250738585072014e-308
+    xs = x * 18014398509481984.0 if tiny else x          # 2**54
+    i = f64_bits(xs) - np.int64(_SQRT_HALF_BITS64)
+    k = (i >> np.int64(52)) - (np.int64(54) if tiny else np.int64(0))
+    m = bits_to_f64((i & np.int64(_MANTISSA64)) + np.int64(_SQRT_HALF_BITS64))
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    g = _LG
+    r = (z * (g[0] + w * (g[2] + w * (g[4] + w * g[6])))
+         + w * (g[1] + w * (g[3] + w * g[5])))
+    hfsq = 0.5 * f * f
+    dk = np.float64(k)
+    out = dk * _LN2_HI64 - ((hfsq - (s * (hfsq + r) + dk * _LN2_LO64)) - f)
+    out = out if x > 0.0 else (-np.inf if x == 0.0 else np.nan)
+    return out if x < np.inf else x
+
+
 @njit(inline="always", fastmath={"contract"})
 def tanh32(x):
     ax = x if x >= _F(0) else -x
