@@ -3,8 +3,8 @@
 tanh/ReLU MLP of checkpoint_memory.py (8 blocks, width 256, batch 128). Per step: values
 recomputed, the arena's bytes and its peak of live intermediates (the plan's, before and
 after), the activations (intermediates held idle between their uses: what the forward pass
-keeps for the backward pass; remat.activation_peak), the compiled step time side by side (timing.compare) and whether every result and
-gradient is bit-identical. Run: ``python -m benchmarks.remat``.
+keeps for the backward pass; remat.peaks), the compiled step time side by side
+(timing.compare) and whether every result and gradient is bit-identical. Run: ``python -m benchmarks.remat``.
 """
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def test_arena_peak_lower_with_big_elementwise_residuals():
 
 
 def test_activations_held_for_the_backward_pass_drop_with_remat():
-    """activation_peak counts what stays alive unread between two uses (the residuals a
+    """The activation peak (remat.peaks) counts what stays alive unread between two uses (the residuals a
     gradient keeps from its forward pass); recomputing the tanh residuals lowers it."""
     args = residual_args()
     rec = record(tj.jit(residual_step, backend="numpy", remat="auto").lower(*args), "remat")

@@ -1,5 +1,6 @@
-"""Automatic rematerialization (``jit(f, remat="auto")``): recompute cheap elementwise
-intermediates where a late use reads them, instead of keeping them alive until then.
+"""Automatic rematerialization (``jit(f, remat="auto")``): recompute cheap intermediates
+(elementwise, layout, padding) where a late use reads them, instead of keeping them alive
+until then.
 
 Why: in a Function holding a reverse-mode gradient, the backward ops read forward values
 (residuals) that stay alive from the forward pass to the backward pass, and they set the
@@ -23,8 +24,9 @@ late use reads the copy. Each operand of the copy must be *available* there with
 any live range: a parameter or constant, a value with a use at or after that point anyway (a
 kept residual), the copy of another chosen value, or else a value recomputed on the spot by
 the same rule, at most ``depth`` ops deep. Values are chosen greedily, largest first, and a
-choice is dropped if it would take away a value another choice reads. The rewrite is kept only
-if the peak of intermediate bytes alive (what the arena holds) drops.
+choice is dropped if it would take away a value another choice reads. The rewrite is kept when
+the peak of intermediate bytes alive (what the arena holds) does not grow and it drops, or the
+activations (bytes held idle across a boundary op: ``peaks``) drop by more than a tenth.
 
 CSE would merge each copy back into its original (same op, same operands): this pass runs
 after the optimizer's fixpoint, as the last pass before fusion, and no CSE runs after it.
@@ -207,23 +209,26 @@ def _peak(n: int, spans) -> int:
     return peak
 
 
-def intermediate_peak(fn: Function) -> int:
-    """The peak of bytes the arena holds for ``fn``: the outputs of its fusion groups (values
-    fused inside a kernel are never stored), neither parameters (the caller's arrays) nor
-    results (fresh arrays handed back), each alive from its group to the last group reading
-    it. The liveness of the unfused ops would count every elementwise temporary instead."""
-    n, points, _ = _group_lifetimes(fn)
-    return _peak(n, ((nbytes(v), p[0], p[-1]) for v, p in points.items()))
+def peaks(fn: Function) -> tuple[int, int]:
+    """(intermediate peak, activation peak) of ``fn``, from one fusion of it.
 
-
-def activation_peak(fn: Function) -> int:
-    """The most bytes of intermediates held *idle* at once: alive between two groups that
-    use them, with no use in between and a boundary op (a matmul, a reduction...) between
-    them. In a gradient program that is what the forward pass keeps for the backward pass
+    The intermediate peak is the most bytes the arena holds at once: the outputs of the fusion
+    groups (values fused inside a kernel are never stored), neither parameters (the caller's
+    arrays) nor results (fresh arrays handed back), each alive from its group to the last
+    group reading it (the liveness of the unfused ops would count every elementwise temporary
+    instead). The activation peak counts those held *idle*: alive between two groups that use
+    them, with no use in between and a boundary op (a matmul, a reduction...) between them.
+    In a gradient program that is what the forward pass keeps for the backward pass
     (activation memory); a value read by the next few data-movement kernels does not count."""
     n, points, walls = _group_lifetimes(fn)
-    return _peak(n, ((nbytes(v), a + 1, b - 1) for v, p in points.items()
+    held = _peak(n, ((nbytes(v), p[0], p[-1]) for v, p in points.items()))
+    idle = _peak(n, ((nbytes(v), a + 1, b - 1) for v, p in points.items()
                      for a, b in zip(p, p[1:]) if walls[b] > walls[a + 1]))
+    return held, idle
+
+
+def intermediate_peak(fn: Function) -> int:
+    return peaks(fn)[0]
 
 
 def remat(fn: Function, policy=default_policy, depth: int = 8, min_bytes: int = 1024,
@@ -231,16 +236,16 @@ def remat(fn: Function, policy=default_policy, depth: int = 8, min_bytes: int = 
     """``fn`` with cheap late-read intermediates recomputed (module docstring); ``stats``, if
     given, gets ``values_recomputed``, ``ops_added``, ``peak_before``, ``peak_after`` and
     ``bytes_saved`` (the peak of intermediate bytes alive, ``intermediate_peak``), and
-    ``activations_before`` / ``activations_after`` (``activation_peak``). The rewrite is
+    ``activations_before`` / ``activations_after`` (``peaks``). The rewrite is
     kept when the peak does not grow and the peak drops or the activations drop by more than
     a tenth (a few recomputed bytes are not worth their kernel time)."""
     plan = _Plan(fn, policy, depth, min_bytes)
     plan.choose()
-    before, held_before = intermediate_peak(fn), activation_peak(fn)
+    before, held_before = peaks(fn)
     out, added, after, held_after = fn, 0, before, held_before
     if plan.split:
         out, added = _rewrite(plan)
-        after, held_after = intermediate_peak(out), activation_peak(out)
+        after, held_after = peaks(out)
         if after > before or (after == before and held_after > 0.9 * held_before):
             out, added, after, held_after = fn, 0, before, held_before
     if stats is not None:
