@@ -153,7 +153,7 @@ def test_random_programs_give_numbas_results_when_compiled_directly(program):
             np.testing.assert_array_equal(g, w)
 
 
-def test_what_the_direct_compiler_does_not_handle_is_compiled_by_numba(monkeypatch):
+def test_what_the_direct_compiler_does_not_handle_is_compiled_by_numba(monkeypatch, tmp_path):
     src = HEADER + '''
 @njit(nogil=True, error_model="numpy", fastmath={"contract"})
 def kernel(a0, o0, lo, hi):
@@ -164,7 +164,10 @@ def kernel(a0, o0, lo, hi):
     sig = (types.float64[::1],) * 2 + (types.int64,) * 2
     assert direct.build(src, sig, {}) is None
     assert "step" in direct.refused()[(src, sig)]
-    # A program whose kernels direct/ refuses runs on kernels Numba compiled
+    # A program whose kernels direct/ refuses runs on kernels Numba compiled. (An empty cache
+    # folder: from a warm one, such as an earlier `make test`'s, the kernels would be loaded
+    # as machine code without being lowered at all.)
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     from tracejit.codegen.direct.lower import FunctionLowerer
     from tracejit.codegen.direct.values import Unsupported
 
