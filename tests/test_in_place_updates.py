@@ -452,3 +452,19 @@ def test_the_numpy_tier_writes_a_dying_array_in_place_but_never_one_a_view_still
         np.testing.assert_array_equal(g, e)
     for a, a0 in zip(inputs, before):
         np.testing.assert_array_equal(a, a0)
+
+
+def test_a_box_written_with_the_array_itself_runs_on_the_numpy_tier():
+    """update_slice(x, x) (the whole array written with itself) on the NumPy tier: x dies
+    there, but it is also the written value, so it is not written in place (the first tier
+    had emptied x's slot before reading it as the value: AttributeError on None)."""
+    from tracejit.driver import compile_function
+    from tracejit.ir import Builder, TensorType, dtypes, interpret, ops
+    b = Builder()
+    p = b.param(TensorType(dtypes.bool_, (1,)))
+    x = b.emit(ops.logical_not, [p]).result
+    y = b.emit(ops.update_slice, [x, x], starts=[0], steps=[1]).result
+    fn = b.build([b.emit(ops.logical_not, [y]).result])
+    arg = np.array([False])
+    np.testing.assert_array_equal(compile_function(fn, "numpy", tiered=False)([arg])[0],
+                                  interpret(fn, [arg])[0])

@@ -90,7 +90,10 @@ class NumpyProgram:
             dead = [slot[v] for v in dict.fromkeys(op.operands)
                     if last_use[v] == i and v not in keep and v.op is not None]
             x = op.operands[0] if op.operands else None
-            donor = IN_PLACE.get(op.opdef) if x is not None and slot[x] in dead else None
+            # (not when x is also a later operand, update_slice(x, x): its slot is emptied
+            # when x is taken out for the in-place write)
+            donor = (IN_PLACE.get(op.opdef) if x is not None and slot[x] in dead
+                     and x not in op.operands[1:] else None)
             self.steps.append((impl, [slot[v] for v in op.operands],
                                [(slot[r], r.type.dtype.np) for r in op.results],
                                op.attrs, dead, donor))
