@@ -167,13 +167,16 @@ class _SharedFunctions:
         from . import engine
         from .lower import parsed
         fndef, globals_ = parsed(py_func)
-        key = (f"{self.version}|shared|{py_func.__module__}.{py_func.__qualname__}|"
+        # At O1: a shared function is glue around a library call (blas.gemm around
+        # BLAS), whose speed is the library's; O1 halves its LLVM time (gemm: 111-121 ->
+        # 61-65 ms of a process's first compile with a matmul).
+        key = (f"{self.version}|shared|O1|{py_func.__module__}.{py_func.__qualname__}|"
                f"{ast.dump(fndef)}|{signature}")
         name = "tracejit_shared_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
         def make():
             return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
-        _, digest, _ = engine.load(key, [name], self.folder, make, export=True)
+        _, digest, _ = engine.load(key, [name], self.folder, make, export=True, speed=1)
         self.needs[digest] = [name]
         return name
 

@@ -75,9 +75,9 @@ def _machine(t: _Target):
     return tm
 
 
-def optimized(ir_text: str):
-    """The module of ``ir_text`` after LLVM's O3 pipeline for this machine, and the target
-    machine that emits it."""
+def optimized(ir_text: str, speed: int = 3):
+    """The module of ``ir_text`` after LLVM's O3 pipeline (``speed``: O2, O1) for this
+    machine, and the target machine that emits it."""
     t = target()
     tm = _machine(t)
     ctx = llvm.create_context()
@@ -86,8 +86,8 @@ def optimized(ir_text: str):
     mod.triple = t.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options()
-    pto.speed_level = 3
-    pto.loop_vectorization = True
+    pto.speed_level = speed
+    pto.loop_vectorization = speed > 1
     pto.slp_vectorization = False       # as Numba (NUMBA_SLP_VECTORIZE=0): a quarter of LLVM's time
     # Not unrolled (Numba unrolls): the vector loops stay interleaved, and unrolling them
     # again doubled the machine code to emit. The RNN scan step's 18 modules: 0.52-0.58 s of
@@ -99,21 +99,23 @@ def optimized(ir_text: str):
     return mod, tm
 
 
-def _optimized_object(ir_text: str) -> bytes:
-    mod, tm = optimized(ir_text)
+def _optimized_object(ir_text: str, speed: int = 3) -> bytes:
+    mod, tm = optimized(ir_text, speed)
     return tm.emit_object(mod)
 
 
 _loaded: dict = {}       # digest -> addresses of its functions: what the engine holds
 
 
-def load(key: str, names: list, folder: Path | None, make, export: bool = False):
+def load(key: str, names: list, folder: Path | None, make, export: bool = False,
+         speed: int = 3):
     """The addresses of functions ``names`` of a module, its digest, and whether its machine
     code came from the disk: from this process if it has it, else from ``folder`` if a sound
     copy is there under ``key`` (with the modules it calls, ``needs``), else compiled now from
     ``make()`` -> (IR text, needs) and written there (None if ``make`` is None). ``needs``: (digest, names) of modules
     the code calls by name (shared functions, lower.py), loaded first. ``export``: make the
-    names known to LLVM's linker, for modules compiled later that call them."""
+    names known to LLVM's linker, for modules compiled later that call them. ``speed``: the
+    optimization level of a compile (part of ``key`` where it is not 3)."""
     t = target()
     digest = hashlib.sha256((t.key + key).encode()).hexdigest()[:32]
     with _lock:
@@ -128,7 +130,7 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False)
         return None                     # only wanted from the disk
     if entry is None:
         ir_text, needs = make()         # which loads the modules it needs
-        entry = (needs, _optimized_object(ir_text))
+        entry = (needs, _optimized_object(ir_text, speed))
         _write(path, *entry)
     return _add(digest, entry[1], names, export), digest, cached
 
