@@ -53,7 +53,9 @@ def _wide(x):
     rounds its result once, as JAX on a CPU does (ml_dtypes' own ufuncs mostly do the same,
     but not always: its maximum(-0.0, 0.0) is +0.0, NumPy's float32 one -0.0)."""
     bf16 = dtypes.bfloat16
-    return x.astype(np.float32) if bf16 is not None and x.dtype == bf16.np else x
+    if bf16 is not None and getattr(x, "dtype", None) == bf16.np:
+        return x.astype(np.float32)
+    return x
 
 
 def elementwise_unary(name: str, fn, kinds: str = _NUMERIC, result_dtype: DType | None = None,
@@ -267,11 +269,10 @@ def in_float32(fn):
     multiplies bfloat16 matrices into float32; tracejit's semantics are JAX's and PyTorch's.
     (float16 needs nothing: NumPy's own float16 sums accumulate in float32.)"""
     def impl(*xs, **attrs):
-        bf16 = dtypes.bfloat16
-        if bf16 is None or not any(getattr(x, "dtype", None) == bf16.np for x in xs):
+        wide = [_wide(x) for x in xs]
+        if all(w is x for w, x in zip(wide, xs)):
             return fn(*xs, **attrs)
-        wide = [x.astype(np.float32) if x.dtype == bf16.np else x for x in xs]
-        return np.asarray(fn(*wide, **attrs)).astype(bf16.np)
+        return np.asarray(fn(*wide, **attrs)).astype(dtypes.bfloat16.np)
     return impl
 
 
