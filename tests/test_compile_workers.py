@@ -144,3 +144,54 @@ def test_a_background_compile_leaves_every_kernel_to_the_worker(direct_workers, 
         _check(_four_kernels(8), _arguments())
     # this thread compiles nothing: a compile here would share the GIL with the user's steps
     assert here == [] and compile_workers.compiled_by_workers() - before == 4
+
+
+@pytest.fixture
+def threads_only(tmp_path, monkeypatch):
+    """No worker process, an empty cache of this test's own, four compile threads."""
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "compile_workers", 0)
+    monkeypatch.setattr(config, "compile_threads", 4)
+
+
+def test_kernels_compiled_by_several_threads_at_once_give_the_results_of_numpy(
+        threads_only, monkeypatch):
+    from tracejit.codegen import direct
+    from tracejit.codegen.direct import engine
+    inside, most, lock = [0], [0], compile_workers.threading.Condition()
+    original = engine._optimized_object
+
+    def counted(ir_text, speed=3):
+        # How many threads are in LLVM at once; the first waits (a while) for a second,
+        # which can come only if lowering the next kernel does not wait for this LLVM.
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            lock.notify_all()
+            lock.wait_for(lambda: most[0] >= 2, timeout=10)
+        try:
+            return original(ir_text, speed)
+        finally:
+            with lock:
+                inside[0] -= 1
+    monkeypatch.setattr(engine, "_optimized_object", counted)
+    before, refused = direct.stats()["compiled"], set(direct.refused())
+    for depth in (11, 12):                       # kernels no other test compiles
+        _check(_four_kernels(depth), _arguments())
+    assert direct.stats()["compiled"] - before >= 8
+    assert most[0] >= 2                          # LLVM ran in two threads at once
+    assert set(direct.refused()) == refused      # none fell back to Numba (nor failed)
+
+
+def test_an_error_in_one_compile_thread_is_raised_and_stops_the_others(threads_only):
+    done = []
+
+    def compile_here(payload, sig):
+        if payload == 3:
+            raise ValueError("kernel 3 failed")
+        done.append(payload)
+    items = compile_workers.deque((None, k, None) for k in range(20))
+    with pytest.raises(ValueError, match="kernel 3 failed"):
+        compile_workers.compile_in_threads(items, compile_workers.threading.Lock(),
+                                           compile_here)
+    assert len(done) < 19 and not items

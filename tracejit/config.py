@@ -15,6 +15,8 @@ TRACEJIT_NUMPY_GROUP_MAX=0   loop groups of at most this many elements run on Nu
                               compiling a kernel (faster compiles, slower steps: codegen/plan.py)
 TRACEJIT_COMPILE_WORKERS=n   processes that compile kernels beside the calling thread (default:
                               the CPUs less one, at most 4; 0: none. codegen/compile_workers.py)
+TRACEJIT_COMPILE_THREADS=n   threads of this process that compile a program's kernels at once
+                              (default: the CPUs, at most 4; 1: one at a time)
 TRACEJIT_NATIVE_HANDOFF=1    parallel kernels handed to worker threads in native code (0: through
                               Python threads, codegen/threads.py)
 TRACEJIT_TIERED=1             first calls run on NumPy while kernels compile in the background;
@@ -53,6 +55,7 @@ class Config:
     numpy_group_max: int = field(default_factory=lambda: int(
         os.environ.get("TRACEJIT_NUMPY_GROUP_MAX", "0") or 0))
     compile_workers: int | None = field(default_factory=lambda: _count("TRACEJIT_COMPILE_WORKERS"))
+    compile_threads: int | None = field(default_factory=lambda: _count("TRACEJIT_COMPILE_THREADS"))
     tiered: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_TIERED", "1").strip()
                          .lower() not in ("0", "false", "no", "off"))
     direct: bool = field(default_factory=lambda: os.environ.get("TRACEJIT_DIRECT", "1").strip()

@@ -7,6 +7,7 @@ import linecache
 import sys
 import threading
 import warnings
+from collections import deque
 
 import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
@@ -15,7 +16,7 @@ from ..ir.passes.fusion import Fusion
 from . import cache
 from . import handoff
 from .arena import Arena
-from .compile_workers import compile_all
+from .compile_workers import compile_all, compile_in_threads
 from .errors import ArgumentMismatch
 from .plan import Plan
 from .threads import pool
@@ -192,8 +193,7 @@ class _Compiled:
             mod = self.modules[k]
             return cache.verified(mod) and load_cached(mod.kernel, sig)
 
-        for _, k, sig in here:
-            compile_here(k, sig)
+        compile_in_threads(deque(here), threading.Lock(), compile_here)
         compile_all(todo, compile_here, load_compiled, setup)
         for k in again:
             self._direct(k, compile=False)

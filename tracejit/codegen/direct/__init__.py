@@ -17,6 +17,8 @@ import ast
 import hashlib
 import threading
 
+from numba.core.compiler_lock import global_compiler_lock
+
 from .values import Unsupported
 
 _built: dict = {}              # (source, signature) -> DirectKernel or None (Numba's)
@@ -25,7 +27,11 @@ _refused: dict = {}            # (source, signature) -> why Numba compiles it
 INTERNAL_ERROR = "internal error"
 _lock = threading.Lock()
 _building: dict = {}           # key -> Event, while one thread builds it
-_lowering = threading.RLock()  # lowering to IR (Python, and Numba's typing context): one at a time
+# Lowering to IR (Python, and Numba's typing context, which a Numba compile in another thread
+# uses under its global compiler lock): one at a time. LLVM's part runs outside it. Parsing
+# the kernel's source is inside: CPython 3.11's ast.parse in two threads at once can fail
+# ("AST constructor recursion depth mismatch").
+_lowering = threading.RLock()
 _enabled = None
 
 
@@ -57,8 +63,8 @@ def build(source: str, signature: tuple, namespace: dict, folder=None, version: 
     ``signature``, or None where the direct compiler does not handle it. ``folder`` keeps
     machine code between processes; ``version`` is the code generator's (cache.VERSION),
     part of the cache key. ``compile=False``: only from this process or the disk, else None.
-    Threads may build at once: each kernel is built once (llvmlite runs one LLVM call at a
-    time in a process, so compile_workers.py's processes are what compiles in parallel)."""
+    Threads may build at once: each kernel is built once, lowered one at a time, and
+    optimized and emitted by LLVM in parallel (compile_workers.compile_in_threads)."""
     if not enabled():
         return None
     key = (source, tuple(signature))
@@ -129,8 +135,8 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
     remember_in(folder)
 
     def make():
-        fndef = _kernel_def(source)
-        with _lowering:
+        with _lowering, global_compiler_lock:
+            fndef = _kernel_def(source)
             return _module_ir(name, fndef, signature, namespace, _fastmath(fndef), True,
                               _SharedFunctions(folder, version))
     loaded = engine.load(key, [name, name + "_py"], folder, make if compile else None)
@@ -146,8 +152,8 @@ def inspect_llvm(source: str, signature: tuple, namespace: dict) -> str:
     """The optimized LLVM IR of the kernel of ``source`` for ``signature``, as it would be
     compiled (tests check what LLVM made of it: vector loads, no leftover index checks)."""
     from . import engine
-    fndef = _kernel_def(source)
-    with _lowering:
+    with _lowering, global_compiler_lock:
+        fndef = _kernel_def(source)
         text, _ = _module_ir("tracejit_inspect", fndef, tuple(signature), namespace,
                              _fastmath(fndef), True, _SharedFunctions(None, ""))
     mod, _ = engine.optimized(text)

@@ -10,9 +10,9 @@ its code calls (shared functions), which are loaded before it.
 
 Each compile parses into an LLVM context of its own and each thread has its own target
 machine, so a compile never shares LLVM state with another thread's or with Numba's (which
-uses the global context). llvmlite still runs one LLVM call at a time per process, so threads
-do not compile faster; compile_workers.py's processes do. Adding machine code to the engine
-takes ``_lock``.
+uses the global context): its long LLVM calls run outside llvmlite's process-wide lock
+(llvm_unlocked.py), and threads compile at once. Adding machine code to the engine takes
+``_lock``.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
+
+from . import llvm_unlocked
 
 _lock = threading.Lock()
 _state = None
@@ -81,8 +83,8 @@ def optimized(ir_text: str, speed: int = 3):
     t = target()
     tm = _machine(t)
     ctx = llvm.create_context()
-    mod = llvm.parse_assembly(ir_text, context=ctx)
-    mod.verify()
+    mod = llvm_unlocked.parse(ir_text, ctx)
+    llvm_unlocked.verify(mod)
     mod.triple = t.triple
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options()
@@ -94,14 +96,13 @@ def optimized(ir_text: str, speed: int = 3):
     # LLVM against 0.66-0.92 s; softmax and layer norm of 4096x1024 run as fast (2.56-2.68
     # and 1.58-1.70 ms against 2.63-2.69 and 1.50-1.77 ms, three processes each).
     pto.loop_unrolling = False
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
+    llvm_unlocked.run_pipeline(llvm.create_pass_builder(tm, pto), mod)
     return mod, tm
 
 
 def _optimized_object(ir_text: str, speed: int = 3) -> bytes:
     mod, tm = optimized(ir_text, speed)
-    return tm.emit_object(mod)
+    return llvm_unlocked.emit_object(tm, mod)
 
 
 _loaded: dict = {}       # digest -> addresses of its functions: what the engine holds
