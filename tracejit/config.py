@@ -14,7 +14,8 @@ TRACEJIT_BACKEND=numba        the default backend of jit: numba, numpy (the firs
 TRACEJIT_NUMPY_GROUP_MAX=0   loop groups of at most this many elements run on NumPy instead of
                               compiling a kernel (faster compiles, slower steps: codegen/plan.py)
 TRACEJIT_COMPILE_WORKERS=n   processes that compile kernels beside the calling thread (default:
-                              the CPUs less one, at most 4; 0: none. codegen/compile_workers.py)
+                              in the background the CPUs less one, else those the compile
+                              threads leave; at most 4; 0: none. codegen/compile_workers.py)
 TRACEJIT_COMPILE_THREADS=n   threads of this process that compile a program's kernels at once
                               (default: the CPUs, at most 4; 1: one at a time)
 TRACEJIT_NATIVE_HANDOFF=1    parallel kernels handed to worker threads in native code (0: through
