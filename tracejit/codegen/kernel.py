@@ -82,6 +82,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.span = F[outer[0]] if outer and group.head is None else 0
         self.splittable = self.span > 0
         self.min_block = 1
+        self.flat = {} if _is_flat(group, self.defined) else None   # value -> its 1-D view
 
     # -- names ---------------------------------------------------------------------------
     @staticmethod
@@ -132,6 +133,8 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
                 self.prologue.append(f"{name} = {load(v.dtype, self.array(v) + '[()]')}")
                 self.invariant_names.add(name)
                 return name
+            if self.flat is not None:
+                return self.put(load(v.dtype, f"{self.flat_view(v)}[i0]"), False)
             sub = ", ".join(idx) if idx else "()"
             if len(idx) == 1:
                 sub += ","
@@ -144,6 +147,9 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
             # the product buffer holds the compute type: a float16 product is rounded here
             mm = f"mm[{', '.join(idx) or '()'}{',' if len(idx) == 1 else ''}]"
             return self.put(rounded(v.dtype, mm), self.is_inner(*idx))
+        if self.flat is not None and op.opdef is ops.reshape:
+            # the same elements in the same (C) order: the operand's own flat view
+            return self.put(load(v.dtype, f"{self.flat_view(op.operands[0])}[i0]"), False)
         if (op.opdef is ops.reshape and idx and op.operands[0] not in self.defined
                 and not is_scalar_constant(op.operands[0])):
             # A reshape of a materialized (C-contiguous) array is a view: index the view
@@ -203,6 +209,13 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
             sub += ","
         return f"{o}[{sub}] = {store(v.dtype, name)}"
 
+    def flat_view(self, v, name: str | None = None) -> str:
+        """The 1-D view of array ``v`` (an input, or output ``name``) in a flat kernel."""
+        if v not in self.flat:
+            self.flat[v] = f"f{len(self.flat)}"
+            self.prologue.append(f"{self.flat[v]} = {name or self.array(v)}.reshape((fn,))")
+        return self.flat[v]
+
     def generate(self) -> KernelSpec:
         g = self.g
         outs = list(g.outputs)
@@ -211,6 +224,8 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.block = self.outer
         self.prologue: list[str] = []
         self.invariant_names: set = set()     # computed in the prologue
+        if self.flat is not None:
+            return self.generate_flat(outs, onames)
         # the product is computed into its own output, except where that output's storage
         # is not the product's compute type (float16: stored from the float32 product)
         mm_out = (g.head.result if g.head is not None and held(g.head.result.dtype) is None
@@ -272,11 +287,56 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         # 0-d loads first: a merged epilogue runs inside each block of the product
         return self.spec(params, self.prologue + pre + body, outs)
 
+    def generate_flat(self, outs: list, onames: dict) -> KernelSpec:
+        """An elementwise group over one shape, every array C-contiguous: one loop over the
+        elements of its 1-D views, instead of a loop nest. LLVM vectorizes one loop whatever
+        the shape (a nest of (100000, 3) only its inner loop of 3), and compiles it faster
+        (an SGD update's module: 19 ms of LLVM 1-D, 30 ms 2-D). The arguments keep their
+        rank (the plan and native callers pass them as for any kernel); the kernel makes the
+        views."""
+        g = self.g
+        self.full = self.outer_idx = ("i0",)
+        dims = [self.size(("F", d), n) for d, n in enumerate(g.space)]
+        self.prologue += [f"fm = {' * '.join(dims[1:])}", f"fn = {dims[0]} * fm"]
+        stores = [f"{self.flat_view(v, onames[v])}[i0] = {store(v.dtype, self.value(v, self.full))}"
+                  for v in outs]
+        # the block lo:hi of dim 0 is the elements lo * fm:hi * fm; the base is max'ed with 0
+        # so that LLVM sees a non-negative index (no wrap-around: see source._block_loop)
+        body = ["fb = max(lo * fm, 0)", "for i0_ in range((hi - lo) * fm):",
+                "    i0 = i0_ + fb"] + ["    " + line for line in self.outer.lines + stores]
+        params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
+                  + [self._names[v] for v in self.scalars]
+                  + [f"s{i}" for i in range(len(self.sizes))])
+        return self.spec(params, self.prologue + body, outs)
+
     def spec(self, params, body, outs) -> KernelSpec:
         parallel = self.splittable and self.span >= 2 and self.work >= self.par_min
         return KernelSpec(function_source(params, body), list(self.inputs), outs,
                           list(self.scalars), self.sizes, parallel, self.work, self.span,
                           self.min_block)
+
+def _is_flat(g: FusionGroup, defined: dict) -> bool:
+    """Whether group ``g`` computes each element of its outputs from the elements at the same
+    (C-order) position of its inputs: elementwise ops over its whole space, scalars broadcast,
+    reshapes of arrays it reads. Then it can run as one loop over 1-D views."""
+    if g.kind != "loop" or g.head is not None or g.axes or len(g.space) < 2:
+        return False
+    if any(v.shape != g.space for v in g.outputs):
+        return False
+    for op in g.ops:
+        if op.result.shape != g.space:
+            return False
+        x = op.operands[0] if op.operands else None
+        if op.opdef is ops.broadcast_in_dim and x.shape == ():
+            continue
+        if op.opdef is ops.reshape and x not in defined and not is_scalar_constant(x):
+            continue
+        if emitters.RULES.get(op.opdef, ("",))[0] != "scalar" or op.opdef is ops.iota:
+            return False
+        if any(o.shape != g.space for o in op.operands):
+            return False
+    return True
+
 
 _DEFINES = re.compile(r"(\w+) = ")
 
