@@ -2,8 +2,9 @@
 
 Numba compiles under one process-wide lock, and its typing and lowering (and codegen/direct's
 lowering) are Python that holds the GIL: threads cannot lower two kernels at once, and a
-compile thread shares the GIL with the NumPy tier running the user's steps. So a program with several kernels to compile hands
-some of them to worker processes while the calling thread compiles the others. A worker is a
+compile thread shares the GIL with the NumPy tier running the user's steps. So a program with
+several kernels to compile hands some of them to worker processes while the calling thread
+compiles the others. A worker is a
 fresh interpreter (``python -c _BOOT``, started with ``subprocess``: exec'd at once, so
 nothing is forked from a process that runs BLAS or OpenMP threads; it imports only the code
 generator) that loads the generated module from the kernel cache folder and compiles it: with

@@ -298,8 +298,8 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.full = self.outer_idx = ("i0",)
         dims = [self.size(("F", d), n) for d, n in enumerate(g.space)]
         self.prologue += [f"fm = {' * '.join(dims[1:])}", f"fn = {dims[0]} * fm"]
-        stores = [f"{self.flat_view(v, onames[v])}[i0] = {store(v.dtype, self.value(v, self.full))}"
-                  for v in outs]
+        stores = [f"{self.flat_view(v, onames[v])}[i0] = "
+                  f"{store(v.dtype, self.value(v, self.full))}" for v in outs]
         # the block lo:hi of dim 0 is the elements lo * fm:hi * fm; the base is max'ed with 0
         # so that LLVM sees a non-negative index (no wrap-around: see source._block_loop)
         body = ["fb = max(lo * fm, 0)", "for i0_ in range((hi - lo) * fm):",

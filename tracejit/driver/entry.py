@@ -17,6 +17,7 @@ class CompiledEntry:
     def __init__(self, traced: Traced, program):
         self.traced = traced
         self.program = program
+        self.layout_dependent = traced.layout_dependent
         # An Executable's own ``run``: one call less on every call of the entry.
         self._run = getattr(program, "run", program)
         self._out_tree = traced.out_tree

@@ -43,6 +43,7 @@ class JittedFunction:
         self._cache: dict = {}
         self._fast: dict = {}
         self._last = None
+        self._layouts: dict = {}      # (key, strides) -> entry traced for those layouts
         self._retraces = Retraces(fn, self._sig)
         self.trace_count = 0
         # Held while tracing/compiling and while _cache, _fast and the traced keys change, so
@@ -81,7 +82,7 @@ class JittedFunction:
                         pass
             # Fast path: positional ndarray arguments only, keyed by their dtypes and shapes.
             entry = self._fast.get(tuple(map(fast_leaf_key, args)))
-            if entry is not None:
+            if entry is not None and not (entry.layout_dependent and _strided(args)):
                 self._last = entry.guarded
                 return entry(args)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
@@ -94,6 +95,9 @@ class JittedFunction:
                 entry = self._cache.get(key)      # another thread may have compiled it
                 if entry is None:
                     entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
+        if entry.layout_dependent and _strided(leaves):
+            return self._for_layouts(static, dyn_args, dyn_kwargs, leaves, key)(
+                leaves, (dyn_args, dyn_kwargs))
         if (not kwargs and not static and len(leaves) == len(args)
                 and all(type(a) is np.ndarray for a in args)):
             with self._lock:
@@ -101,7 +105,18 @@ class JittedFunction:
             self._last = entry.guarded
         return entry(leaves, (dyn_args, dyn_kwargs))
 
-    def _trace(self, static, dyn_args, dyn_kwargs) -> Traced:
+    def _for_layouts(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
+        """The entry for arguments that are not all C-contiguous, where the first trace read
+        their layout (views.py): traced again with their strides, cached by them."""
+        key = (key, tuple(a.strides if _strided((a,)) else None for a in leaves))
+        with self._lock:
+            entry = self._layouts.get(key)
+            if entry is None:
+                entry = self._layouts[key] = self._compile(static, dyn_args, dyn_kwargs,
+                                                           leaves, None)
+        return entry
+
+    def _trace(self, static, dyn_args, dyn_kwargs, layouts=False) -> Traced:
         names = self._sig.arg_names
 
         def body(*dyn_a, **dyn_k):
@@ -110,23 +125,27 @@ class JittedFunction:
 
         statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
-                     names, statics, writes_back=True)
+                     names, statics, writes_back=True, layouts=layouts)
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
-        for i, (k, leaf) in enumerate(zip(key[2], leaves)):
-            if isinstance(k, tuple) and k[:1] == ("other",):
-                # Produces the error that names the argument.
-                _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
-                abstract_leaf(leaf, _rename(paths[i], self._sig.arg_names))
-        if self._retraces.keys:
-            self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count)
-        traced = self._trace(static, dyn_args, dyn_kwargs)
+        """Trace and compile for ``key`` (None: for the arguments' own layouts, not cached
+        here)."""
+        if key is not None:
+            for i, (k, leaf) in enumerate(zip(key[2], leaves)):
+                if isinstance(k, tuple) and k[:1] == ("other",):
+                    # Produces the error that names the argument.
+                    _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
+                    abstract_leaf(leaf, _rename(paths[i], self._sig.arg_names))
+            if self._retraces.keys:
+                self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count)
+        traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None)
         self.trace_count += 1
         program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
                                    device_results=self._device_results, remat=self.remat)
         entry = CompiledEntry(traced, program)
-        self._cache[key] = entry
-        self._retraces.keys.append(key)
+        if key is not None:
+            self._cache[key] = entry
+            self._retraces.keys.append(key)
         return entry
 
     # -- inspection ---------------------------------------------------------------------------
@@ -141,6 +160,7 @@ class JittedFunction:
         with self._lock:
             self._cache.clear()
             self._fast.clear()
+            self._layouts.clear()
             self._last = None
             self._retraces.keys.clear()
 
@@ -214,3 +234,8 @@ def make_ir(fn, static_argnums=None, static_argnames=None):
                      sig.arg_names, writes_back=True).function
 
     return build
+
+
+def _strided(leaves) -> bool:
+    """Whether any array among ``leaves`` is not C-contiguous."""
+    return any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in leaves)

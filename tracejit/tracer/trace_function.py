@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..ir import Function, verify
 from ..ir.passes import dce
 from .arguments import abstract_leaf
+from .views import argument_root
 from .container_writes import ContainerWrites, first_change, record, snapshot
 from .errors import unsupported
 from .leaks import check_no_leaks
@@ -48,6 +49,9 @@ class Traced:
     containers: ContainerWrites | None = None
     # result index -> k: the function returned the argument leaf written[k] itself
     returns_written: dict = field(default_factory=dict)
+    # Whether the trace depends on its arguments' memory layouts (a reshape or ravel of one
+    # is a view or a copy by its strides): it holds for the layouts it was traced with only
+    layout_dependent: bool = False
 
     @property
     def n_results(self) -> int:
@@ -58,12 +62,13 @@ class Traced:
 
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
-          roots: tuple = (), writes_back: bool = False) -> Traced:
+          roots: tuple = (), writes_back: bool = False, layouts: bool = False) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
     function wrote into back to them, and changes its containers as the function changed the
-    arguments' (jit); otherwise either is an error."""
+    arguments' (jit); otherwise either is an error. ``layouts``: array arguments have their
+    own strides (else each is taken as C-contiguous), see views.argument_root."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
     names = [_rename(p, arg_names) for p in paths]
     with Trace(name) as tr:
@@ -71,6 +76,7 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
         for leaf, nm in zip(leaves, names):
             t, weak = abstract_leaf(leaf, nm)
             tracers.append(Tracer(tr.builder.param(t, _param_name(nm)), tr, weak))
+            argument_root(tracers[-1], leaf, layouts)
         originals = [t._val for t in tracers]
         a, k = unflatten(in_tree, tracers)
         before = snapshot((a, k), in_tree)
@@ -106,7 +112,8 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
               + [v._value for v in container_values])
     function = verify(dce(tr.finish(values)))
     return Traced(function, out_tree, [r._weak for r in results], tr.captured, repeats,
-                  written, [names[i] for i in written], containers, returns_written)
+                  written, [names[i] for i in written], containers, returns_written,
+                  tr.read_layout)
 
 
 def _rename(path: str, arg_names: list[str] | None) -> str:

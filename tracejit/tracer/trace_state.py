@@ -29,6 +29,8 @@ class Trace:
         # Captured outer tracers, in order, and their parameter in this trace.
         self.captured: list = []
         self._capture_param: dict[int, Value] = {}
+        # Whether a view-or-copy decision read an argument's memory layout (views.py)
+        self.read_layout = False
 
     def __enter__(self) -> "Trace":
         self.level = len(_stack.traces)

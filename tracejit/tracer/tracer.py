@@ -316,7 +316,7 @@ class Tracer:
         return self.copy()._reshape_c(order, (-1,))
 
     def ravel(self, order="C"):
-        return self._reshape_c(order, (-1,))
+        return _numpy.ravel(self, order)
 
     def _reshape_c(self, order, shape):
         if order not in ("C", "K", "A"):

@@ -14,7 +14,14 @@ links at the NumPy boundary (``fresh``), so a link only survives where NumPy ret
 
 Whether a reshape of a view is a view or a copy depends on the view's strides, as in NumPy:
 each view can produce a *proxy*, a NumPy array of one byte per element with the strides the
-real array would have, on which NumPy itself answers. Roots are taken to be C-contiguous.
+real array would have, on which NumPy itself answers. A root standing for an argument is
+C-contiguous in a first trace; a trace in which such a decision read an argument's layout
+(``Trace.read_layout``) holds for C-contiguous arguments only, and jit traces again, with the
+arguments' own strides (``argument_root``), for others (driver/jit.py): so ``x.ravel()`` of a
+Fortran-ordered ``x`` is a copy, as in NumPy, and a function that never asks costs no second
+trace. ``np.asfortranarray`` and ``np.array(..., order="F")`` make Fortran-ordered roots. Other
+new arrays are taken to be C-contiguous (NumPy gives a ufunc on Fortran-ordered inputs a
+Fortran-ordered result: a write through a reshape of such a result is not modelled).
 """
 from __future__ import annotations
 
@@ -27,12 +34,13 @@ LAYOUT_VIEWS = frozenset((ops.slice, ops.reshape, ops.transpose, ops.rev, ops.br
 
 class Cell:
     """The memory a root and its views share: its root tracer and how many writes it has had."""
-    __slots__ = ("root", "version", "proxy")
+    __slots__ = ("root", "version", "proxy", "argument")
 
     def __init__(self, root):
         self.root = root
         self.version = 0
         self.proxy = None
+        self.argument = False       # the root stands for an argument: its layout is an input
 
 
 class View:
@@ -63,7 +71,8 @@ def link(result, parent, opdef, attrs) -> None:
     if result._trace is not parent._trace or result is parent:
         return
     view = parent._view
-    if opdef is ops.reshape and view is not None:
+    # (a new array is C-contiguous: its reshapes are views; an argument may not be)
+    if opdef is ops.reshape and (view is not None or cell_of(parent).argument):
         p = proxy(parent)
         if not np.may_share_memory(p.reshape(attrs["shape"]), p):
             return
@@ -106,6 +115,8 @@ def proxy(t) -> np.ndarray:
     view = t._view
     if view is None:
         cell = cell_of(t)
+        if cell.argument:
+            t._trace.read_layout = True
         if cell.proxy is None:
             cell.proxy = np.empty(t.shape, np.uint8)
         return cell.proxy
@@ -114,6 +125,39 @@ def proxy(t) -> np.ndarray:
             return np.empty(t.shape, np.uint8)
         view.proxy = _PROXY_OPS[view.opdef](proxy(view.parent), **view.attrs)
     return view.proxy
+
+
+def argument_root(t, leaf, layouts: bool) -> None:
+    """Mark root ``t`` as standing for argument ``leaf``; ``layouts``: with the argument's
+    memory layout (else C-contiguous)."""
+    if isinstance(leaf, np.ndarray) and t.ndim:
+        cell = cell_of(t)
+        cell.argument = True
+        if layouts and not leaf.flags.c_contiguous:
+            cell.proxy = strided_proxy(leaf.shape, leaf.strides, leaf.itemsize)
+
+
+def strided_proxy(shape, strides, itemsize: int) -> np.ndarray:
+    """An array of ``itemsize``-byte elements laid out with ``strides`` (its memory allocated,
+    never touched), for NumPy to decide views on."""
+    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0)
+    hi = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0 and n > 0)
+    base = np.empty(hi - lo + itemsize, np.uint8)
+    return np.ndarray(shape, np.dtype((np.void, itemsize)), base, -lo, strides)
+
+
+def in_order(t, order: str) -> bool:
+    """Whether ``t``'s memory is contiguous in ``order`` ("C" or "F")."""
+    if t._view is not None and t._view.replay is not None:       # a gather's strides
+        return t.size <= 1
+    flags = proxy(t).flags
+    return flags.c_contiguous if order == "C" else flags.f_contiguous
+
+
+def set_order(t, order: str) -> None:
+    """Lay the new root ``t`` out in ``order`` ("C" or "F")."""
+    if order == "F" and t._view is None:
+        cell_of(t).proxy = np.empty(t.shape, np.uint8, order="F")
 
 
 def _broadcast_proxy(p, shape, dims):

@@ -85,7 +85,7 @@ FUNCTIONS = {
     # shapes
     np.reshape: lambda a, shape=None, order="C", **kw: lifting.reshape(
         a, kw.get("newshape", shape)),
-    np.ravel: lambda a, order="C": lifting.reshape(a, (-1,)),
+    np.ravel: shapes.ravel,
     np.transpose: lambda a, axes=None: shapes.transpose(a, axes),
     np.matrix_transpose: lambda x, /: shapes.swapaxes(x, -1, -2),
     np.swapaxes: shapes.swapaxes, np.moveaxis: shapes.moveaxis,
@@ -137,6 +137,7 @@ FUNCTIONS = {
     np.histogram: histogram.histogram, np.histogram_bin_edges: histogram.histogram_bin_edges,
     np.array: conversion.array, np.asarray: conversion.asarray,
     np.asanyarray: conversion.asarray, np.ascontiguousarray: conversion.ascontiguousarray,
+    np.asfortranarray: conversion.asfortranarray,
     np.repeat: gather.repeat, np.tile: gather.tile, np.roll: gather.roll,
     # linear algebra
     np.dot: lambda a, b, out=None: linalg.dot(a, b), np.vdot: linalg.vdot,
@@ -161,7 +162,7 @@ VIEW_FUNCTIONS = {
     np.flipud, np.rot90, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split,
     np.array_split,
     # the argument itself when it needs no conversion (conversion.py copies when asked to)
-    np.array, np.asarray, np.asanyarray, np.ascontiguousarray,
+    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
 }
 # Read-only views that tracejit computes with a gather: they are recomputed after a write.
 GATHER_VIEWS = {np.diagonal, np.lib.stride_tricks.sliding_window_view}
@@ -335,7 +336,8 @@ TRACER_METHODS = {
     "equal": arithmetic.equal, "not_equal": arithmetic.not_equal, "less": arithmetic.less,
     "less_equal": arithmetic.less_equal, "greater": arithmetic.greater,
     "greater_equal": arithmetic.greater_equal, "clip": arithmetic.clip, "matmul": linalg.matmul,
-    "dot": linalg.dot, "reshape": lifting.reshape, "astype": lifting.astype,
+    "dot": linalg.dot, "reshape": lifting.reshape, "ravel": shapes.ravel,
+    "astype": lifting.astype,
     "transpose": shapes.transpose, "swapaxes": shapes.swapaxes, "squeeze": shapes.squeeze,
     "take": gather.take, "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
     "var": reductions.var, "std": reductions.std, "amax": reductions.amax, "amin": reductions.amin,
@@ -351,7 +353,7 @@ def _returning_new_arrays(fn):
 
 
 # Methods whose result is a view (x[k], x.reshape(...), x.T, ...); the others return new arrays.
-_VIEW_METHODS = {"handle_ufunc", "handle_function", "getitem", "reshape", "transpose",
+_VIEW_METHODS = {"handle_ufunc", "handle_function", "getitem", "reshape", "ravel", "transpose",
                  "swapaxes", "squeeze"}
 TRACER_METHODS = {name: fn if name in _VIEW_METHODS else _returning_new_arrays(fn)
                   for name, fn in TRACER_METHODS.items()}

@@ -125,7 +125,7 @@ class _Concatenator:
 
 
 _NUMPY = {name: getattr(np, name) for name in (
-    "array", "asarray", "asanyarray", "ascontiguousarray",
+    "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
     "eye", "identity", "r_", "c_")}
 
@@ -135,7 +135,8 @@ def _wrappers() -> dict:
            "asarray": _converting(_NUMPY["asarray"], conversion.asarray),
            "asanyarray": _converting(_NUMPY["asanyarray"], conversion.asarray),
            "ascontiguousarray": _converting(_NUMPY["ascontiguousarray"],
-                                            conversion.ascontiguousarray)}
+                                            conversion.ascontiguousarray),
+           "asfortranarray": _converting(_NUMPY["asfortranarray"], conversion.asfortranarray)}
     for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
                  "full_like", "eye", "identity"):
         out[name] = _creating(_NUMPY[name])

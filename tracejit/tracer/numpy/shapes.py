@@ -13,6 +13,7 @@ from ...ir import dtypes, ops
 from ..errors import numpy_error
 from ..trace_state import current_trace
 from ..tracer import Tracer
+from ..views import in_order, proxy
 from .lifting import astype, broadcast_to, constant, emit, lift, lift_all, reshape
 from .rules import normalize_axes, normalize_axis, requested_dtype
 
@@ -135,3 +136,26 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     if hasattr(fill_value, "_trace"):
         return full(shape, fill_value, dtype or a.dtype)
     return full(shape, np.asarray(fill_value, dtype=dtype or a.dtype), trace=a._trace)
+
+
+def ravel(x, order="C") -> Tracer:
+    """NumPy's ravel: a view only of an array contiguous in ``order`` (a 1-D strided one
+    is copied too, where ``reshape(-1)`` would be a view)."""
+    x = lift(x)
+    order = (order or "C").upper()
+    if order not in ("C", "F", "A", "K"):
+        raise numpy_error(ValueError, f"order must be one of 'C', 'F', 'A', or 'K' (got "
+                          f"{order!r})", "pass one of those")
+    perm = None
+    # "F" reads the array in Fortran order, "A" a Fortran-contiguous one too, "K" in memory
+    # order (axes by decreasing stride): the transpose that makes that order C order
+    if order == "F" or (order == "A" and in_order(x, "F") and not in_order(x, "C")):
+        perm = list(reversed(range(x.ndim)))
+    elif order == "K" and not in_order(x, "C") and min(proxy(x).strides, default=0) >= 0:
+        strides = proxy(x).strides
+        perm = sorted(range(x.ndim), key=lambda d: -strides[d])
+    if perm is not None and perm != list(range(x.ndim)):
+        x = transpose(x, perm)
+    if x.ndim and not in_order(x, "C"):
+        x = Tracer(x._value, x._trace, x._weak)          # a copy: a new root on the value
+    return reshape(x, (-1,))
