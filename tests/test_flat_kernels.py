@@ -45,13 +45,14 @@ def test_flat_kernel_reads_a_reshaped_input_and_a_0d_input():
     _check(f, x, flat, c)
 
 
-def test_flat_kernel_split_over_threads_covers_every_element():
-    # blocks lo:hi of dim 0 are elements lo * fm:hi * fm of the views
+@pytest.mark.parametrize("shape", [(1001, 3), (1, 5000)])
+def test_flat_kernel_split_over_threads_covers_every_element(shape):
+    # blocks lo:hi split the elements, also of a batch of one
     from tracejit.codegen import Plan, Program
     from tracejit.driver import fusion_of
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((1001, 3)).astype(np.float32)
-    y = rng.standard_normal((1001, 3)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = rng.standard_normal(shape).astype(np.float32)
 
     def f(x, y):
         return (np.tanh(x) * y - np.float32(0.5),)

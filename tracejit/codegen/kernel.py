@@ -293,17 +293,15 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         the shape (a nest of (100000, 3) only its inner loop of 3), and compiles it faster
         (an SGD update's module: 19 ms of LLVM 1-D, 30 ms 2-D). The arguments keep their
         rank (the plan and native callers pass them as for any kernel); the kernel makes the
-        views."""
+        views. Blocks ``lo:hi`` split the elements (a batch of one splits too)."""
         g = self.g
         self.full = self.outer_idx = ("i0",)
+        self.span = self.work
         dims = [self.size(("F", d), n) for d, n in enumerate(g.space)]
-        self.prologue += [f"fm = {' * '.join(dims[1:])}", f"fn = {dims[0]} * fm"]
+        self.prologue.append(f"fn = {' * '.join(dims)}")
         stores = [f"{self.flat_view(v, onames[v])}[i0] = "
                   f"{store(v.dtype, self.value(v, self.full))}" for v in outs]
-        # the block lo:hi of dim 0 is the elements lo * fm:hi * fm; the base is max'ed with 0
-        # so that LLVM sees a non-negative index (no wrap-around: see source._block_loop)
-        body = ["fb = max(lo * fm, 0)", "for i0_ in range((hi - lo) * fm):",
-                "    i0 = i0_ + fb"] + ["    " + line for line in self.outer.lines + stores]
+        body = ["for i0 in range(lo, hi):"] + ["    " + line for line in self.outer.lines + stores]
         params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
                   + [self._names[v] for v in self.scalars]
                   + [f"s{i}" for i in range(len(self.sizes))])
