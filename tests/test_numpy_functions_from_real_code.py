@@ -95,3 +95,18 @@ def test_comparing_a_traced_array_with_a_string_is_refused_naming_the_line():
         tracejit.jit(lambda x: x == "relu", tiered=False)(np.ones(3))
     assert "test_numpy_functions_from_real_code.py:" in str(info.value)
     assert "static argument" in str(info.value)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_add_and_multiply_accumulate_match_numpy(axis):
+    x = np.random.default_rng(0).uniform(0.5, 1.5, (4, 5))
+    for ufunc in (np.add, np.multiply):
+        def f(x, ufunc=ufunc):
+            return ufunc.accumulate(x, axis=axis), ufunc.accumulate(x)
+        for got, want in zip(tracejit.jit(f, tiered=False)(x), f(x)):
+            np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_maximum_accumulate_is_refused_with_the_way_to_write_it():
+    with pytest.raises(tracejit.UnsupportedError, match="running maximum is a tracejit.scan"):
+        tracejit.jit(lambda x: np.maximum.accumulate(x, axis=1))(np.ones((2, 3)))

@@ -194,3 +194,14 @@ def test_numpys_own_blas_is_found_and_its_thread_count_restored():
     assert get() == before
     assert during == (before - 1 if before > 1 and not blas_threads._left_to_the_user()
                       else before)
+
+
+def test_an_out_of_bounds_gather_raises_the_same_error_on_both_tiers():
+    """The NumPy tier's gather reads a flattened array: NumPy's own message named its axis 0
+    and size; both tiers name the user's line instead."""
+    def f(a, i):
+        return np.take_along_axis(a, i, axis=1)
+    a, i = np.ones((3, 4)), np.array([[0, 5], [1, 2], [0, 0]])
+    for tiered in (True, False):
+        with pytest.raises(IndexError, match=r"out of bounds .* at .*test_tiered.py:\d+"):
+            tracejit.jit(f, tiered=tiered)(a, i)

@@ -19,6 +19,7 @@ from ..ir import Function, dtypes, ops
 from ..ir.control_ops import scan_parts
 from ..ir.passes import optimize
 from ..ir.registry import rule_table
+from .errors import index_out_of_bounds
 
 # Layout ops as views: the reference impls copy, so that no value shares memory there.
 VIEWS, view = rule_table()
@@ -87,6 +88,8 @@ class NumpyProgram:
             if op.opdef in CONTROL:
                 impl = CONTROL[op.opdef]([NumpyProgram(optimize(r), region=True)
                                           for r in op.regions])
+            if op.opdef is ops.take:
+                impl = _checked_take(op.loc)
             dead = [slot[v] for v in dict.fromkeys(op.operands)
                     if last_use[v] == i and v not in keep and v.op is not None]
             x = op.operands[0] if op.operands else None
@@ -139,6 +142,17 @@ class NumpyProgram:
                 r = r.copy()
             results.append(r)
         return results
+
+
+def _checked_take(loc):
+    """np.take raising what the compiled kernel raises (NumPy's message would name the axis of
+    a flattened array that take_along_axis and fancy indexing gather from)."""
+    def take(x, idx, axis):
+        n = x.shape[axis]
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise IndexError(index_out_of_bounds(loc))
+        return np.take(x, idx, axis=axis)
+    return take
 
 
 # -- control ops: ``impl(*operands, **attrs)`` closed over their regions' programs -------------

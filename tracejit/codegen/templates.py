@@ -9,6 +9,7 @@ import numpy as np
 
 from ..ir import ops
 from . import emitters
+from .errors import index_out_of_bounds
 from .representation import lit, load, rounded, scalar_type, store
 from .source import KernelSpec, function_source
 
@@ -59,9 +60,7 @@ def _gather_index(s, x, idx_rank, axis, op):
     js = [f"j{axis + d}" for d in range(idx_rank)]
     # The message names the user's line (so the source, and the cached kernel, differ per
     # line for this one kind of kernel): the traced indices are only known here.
-    where = f" at {op.loc}" if op.loc else ""
-    msg = (f"tracejit: an index is out of bounds in indexing or np.take{where}: each index "
-           "must lie in [-n, n) for an axis of size n")
+    msg = index_out_of_bounds(op.loc)
     # unsigned indices as intp, like NumPy's (a uint64 2**64 - 1 is -1): no uint64 + int64
     load = "np.int64({})" if op.operands[1].dtype.is_unsigned else "{}"
     return n, [f"t = {load.format(f'a1[{_sub(js)}]')}", "if t < 0:", f"    t += {n}",

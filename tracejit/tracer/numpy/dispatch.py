@@ -63,6 +63,7 @@ UFUNC_REDUCE = {
     np.add: reductions.sum, np.multiply: reductions.prod, np.maximum: reductions.amax,
     np.minimum: reductions.amin, np.logical_and: reductions.all, np.logical_or: reductions.any,
 }
+UFUNC_ACCUMULATE = {np.add: reductions.cumsum, np.multiply: reductions.cumprod}
 
 FUNCTIONS = {
     # reductions and statistics
@@ -210,6 +211,15 @@ def handle_ufunc(ufunc, method, inputs, kwargs):
 
 
 def _ufunc_result(ufunc, fn, name, method, inputs, kwargs):
+    if method == "accumulate" and ufunc in UFUNC_ACCUMULATE and len(inputs) == 1:
+        # NumPy's default axis is 0 here (cumsum's is None: the flattened array)
+        return UFUNC_ACCUMULATE[ufunc](inputs[0], axis=kwargs.pop("axis", 0),
+                                       dtype=kwargs.pop("dtype", None))
+    if method not in ("__call__", "reduce", "outer"):
+        running = (f"; a running {ufunc.__name__} is a tracejit.scan over the axis"
+                   if method == "accumulate" else "")
+        raise unsupported(name, f"write it with supported NumPy functions{running}, or open "
+                          "an issue")
     allowed = ("out", "dtype") + (("axis", "keepdims") if method == "reduce" else ())
     extra = {k: v for k, v in kwargs.items() if k not in allowed}
     if extra:
