@@ -112,7 +112,7 @@ def test_item_of_a_traced_value():
     ("np.nonzero", lambda x: np.nonzero(x)),
     ("np.linalg.eigh", lambda x: np.linalg.eigh(x.reshape(1, 3) * x.reshape(3, 1))),
     ("np.argwhere", lambda x: np.argwhere(x)),
-    ("np.add.accumulate", lambda x: np.add.accumulate(x)),
+    ("np.maximum.accumulate", lambda x: np.maximum.accumulate(x)),
     ("np.nextafter", lambda x: np.nextafter(x, 1)),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_unsupported_numpy_function_is_a_type_error_naming_it(name, call):

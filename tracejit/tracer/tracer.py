@@ -12,9 +12,9 @@ import types
 import numpy as np
 
 from ..ir import Value
-from .errors import (ConcretizationError, ConcretizationTypeError, array_conversion_error,
-                     control_flow_hint, store_into_numpy_array_error, unsupported,
-                     user_location)
+from .errors import (ConcretizationError, ConcretizationTypeError, UnsupportedError,
+                     array_conversion_error, control_flow_hint, numpy_error,
+                     store_into_numpy_array_error, unsupported, user_location)
 from .trace_state import Trace
 from .views import refresh
 
@@ -27,6 +27,26 @@ _numpy = types.SimpleNamespace()
 def use_numpy_layer(methods: dict) -> None:
     """Connect Tracer to the functions it dispatches to (called once, by tracejit.tracer)."""
     vars(_numpy).update(methods)
+
+
+def _power_operator(a, b):
+    """``a ** b``, which NumPy computes differently from np.power for some exponents."""
+    return _numpy.power(a, b, as_operator=True)
+
+
+def _refuse_shift(symbol: str, ufunc: str, op: str):
+    """The shift operators (NumPy's left_shift and right_shift, which the IR lacks): an error
+    saying what to write instead, not Python's bare TypeError."""
+    def shift(self, other):
+        raise unsupported(f"the shift operator {symbol} (np.{ufunc})",
+                          f"for integer arrays, x {symbol} k equals x {op} 2**k while 2**k "
+                          "fits the dtype")
+    return shift
+
+
+class ShapeAssignmentError(UnsupportedError, AttributeError):
+    """``x.shape = ...`` on a traced array. Also an AttributeError, NumPy's error where it
+    cannot reshape in place, so code that falls back to reshape on it keeps working."""
 
 
 class DeferredOperand:
@@ -67,6 +87,13 @@ class Tracer:
     @property
     def shape(self) -> tuple[int, ...]:
         return self._val.type.shape
+
+    @shape.setter
+    def shape(self, shape):
+        refusal = unsupported("assigning to x.shape (reshaping an array in place)",
+                              f"rebind the name to a reshaped view: x = x.reshape({shape!r}), "
+                              "which shares x's memory as the in-place reshape would")
+        raise ShapeAssignmentError(str(refusal))
 
     @property
     def dtype(self) -> np.dtype:
@@ -156,7 +183,7 @@ class Tracer:
     def __rfloordiv__(self, o): return _numpy.floor_divide(o, self)
     def __mod__(self, o): return _numpy.remainder(self, o)
     def __rmod__(self, o): return _numpy.remainder(o, self)
-    def __pow__(self, o): return _numpy.power(self, o)
+    def __pow__(self, o): return _numpy.power(self, o, as_operator=True)
     def __rpow__(self, o): return _numpy.power(o, self)
     def __matmul__(self, o): return _numpy.matmul(self, o)
     def __rmatmul__(self, o): return _numpy.matmul(o, self)
@@ -167,6 +194,8 @@ class Tracer:
     def __xor__(self, o): return _numpy.bitwise_xor(self, o)
     def __rxor__(self, o): return _numpy.bitwise_xor(o, self)
     def __neg__(self): return _numpy.negative(self)
+    __lshift__ = __rlshift__ = __ilshift__ = _refuse_shift("<<", "left_shift", "*")
+    __rshift__ = __rrshift__ = __irshift__ = _refuse_shift(">>", "right_shift", "//")
     def __pos__(self): return self.copy()
     def __abs__(self): return _numpy.absolute(self)
     def __invert__(self): return _numpy.invert(self)
@@ -192,7 +221,7 @@ class Tracer:
     def __itruediv__(self, o): return self._inplace("/", o, _numpy.true_divide)
     def __ifloordiv__(self, o): return self._inplace("//", o, _numpy.floor_divide)
     def __imod__(self, o): return self._inplace("%", o, _numpy.remainder)
-    def __ipow__(self, o): return self._inplace("**", o, _numpy.power)
+    def __ipow__(self, o): return self._inplace("**", o, _power_operator)
     def __imatmul__(self, o): return self._inplace("@", o, _numpy.matmul)
     def __iand__(self, o): return self._inplace("&", o, _numpy.bitwise_and)
     def __ior__(self, o): return self._inplace("|", o, _numpy.bitwise_or)
@@ -214,8 +243,30 @@ class Tracer:
             axes = axes[0]
         return _numpy.transpose(self, axes or None)
 
-    def astype(self, dtype, copy=True):
-        return _numpy.astype(self, dtype)
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """A new array; with copy=False, x itself when it has that dtype and order already
+        (writes into the result then reach x, as in NumPy)."""
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting):
+            raise numpy_error(TypeError, f"Cannot cast array data from {self.dtype!r} to "
+                              f"{np.dtype(dtype)!r} according to the rule {casting!r}",
+                              "pass casting='unsafe' to convert anyway")
+        return _numpy.handle_function(np.array, (self,), {"dtype": dtype, "order": order,
+                                                          "copy": True if copy else None})
+
+    def view(self, dtype=None, type=None):
+        """x itself for a view of x's dtype: the same memory, so writes through either reach
+        the other (as x[...] is x). Another dtype would reinterpret the bytes: refused."""
+        if _is_array_class(dtype):
+            dtype, type = None, dtype
+        if type is not None and type is not np.ndarray:
+            raise unsupported(f"x.view({type.__name__}) (a view as an ndarray subclass)",
+                              "use the plain array x itself")
+        if dtype is None or np.dtype(dtype) == self.dtype:
+            return self
+        raise unsupported(f"x.view({np.dtype(dtype)}) of a {self.dtype} array (its bytes read "
+                          "as another dtype)",
+                          f"to convert the values, write x.astype(np.{np.dtype(dtype)}); to "
+                          "reinterpret the bits, do it outside the jitted function")
 
     def fill(self, value):
         _numpy.setitem(self, Ellipsis, value)
@@ -236,11 +287,13 @@ class Tracer:
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return _numpy.write_out(_numpy.std(self, axis, keepdims, ddof), out, "std")
 
-    def max(self, axis=None, out=None, keepdims=False):
-        return _numpy.write_out(_numpy.amax(self, axis, keepdims), out, "max")
+    def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        _no_where("max", where)
+        return _numpy.write_out(_numpy.amax(self, axis, keepdims, initial), out, "max")
 
-    def min(self, axis=None, out=None, keepdims=False):
-        return _numpy.write_out(_numpy.amin(self, axis, keepdims), out, "min")
+    def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
+        _no_where("min", where)
+        return _numpy.write_out(_numpy.amin(self, axis, keepdims, initial), out, "min")
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         return _numpy.write_out(_numpy.argmax(self, axis, keepdims), out, "argmax")
@@ -336,6 +389,16 @@ class Tracer:
     def take(self, indices, axis=None):
         return _numpy.take(self, indices, axis)
 
+
+
+def _is_array_class(obj) -> bool:
+    return isinstance(obj, type) and issubclass(obj, np.ndarray)
+
+
+def _no_where(method: str, where) -> None:
+    if where is not True:
+        raise unsupported(f"x.{method}(where=...)",
+                          f"select first: np.where(mask, x, fill).{method}(...)")
 
 
 def _deferring(method):

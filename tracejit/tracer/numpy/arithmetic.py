@@ -72,19 +72,49 @@ def divmod_(a, b):
     return floor_divide(a, b), remainder(a, b)
 
 
-def power(a, b):
-    if isinstance(b, (int, float)) and not isinstance(b, bool) and isinstance(a, Tracer):
-        if b == 2:
-            return multiply(a, a)
-        if b == 1:
-            return a
-        if b == 0:
-            # ones (pow(x, 0) is 1 even for NaN), as NumPy's fast path: not a pow per element
-            # (x ** 0 of 5e5 float64: 3.8 ms against NumPy's 0.27 ms)
-            d = numeric_dtype("power", a, b)
-            one = constant(np.ones((), d.np), trace=a._trace, weak=a._weak)
-            return broadcast_to(one, a.shape)
-    return binary_op(ops.power, a, b, dtype=numeric_dtype("power", a, b))
+def power(a, b, as_operator=False):
+    """np.power, or ``a ** b`` (``as_operator``), with NumPy's shortcuts for a scalar exponent
+    where they change the result: sqrt is -0.0 at -0.0 and NaN at -inf, where pow gives 0.0
+    and inf. ``a ** b`` takes np.square for the Python int 2 (a bool array gives int8), and,
+    on float arrays, np.reciprocal for -1 and np.sqrt for the Python float 0.5; np.power's
+    float32 and float64 loops take sqrt for an exponent of 0.5 that they broadcast."""
+    python = as_operator and isinstance(a, Tracer) and a._weak     # a Python number's **
+    if as_operator and isinstance(a, Tracer) and not python:
+        if type(b) is int and b == 2:
+            return square(a)
+        if type(b) is int and b == -1 and dt(a).is_float:
+            return reciprocal(a)
+        if type(b) is float and b == 0.5 and dt(a).is_float:
+            return unary_op(ops.sqrt, a)
+    d = numeric_dtype("power", a, b)
+    e = _scalar_exponent(a, b, d)
+    if e not in (0.5, 2, 1, 0):
+        return binary_op(ops.power, a, b, dtype=d)
+    shape = broadcast_shapes(a.shape, np.shape(b))
+    broadcast = np.ndim(b) == 0 or np.shape(b) != shape     # the loop's stride for b is 0
+    if e == 0.5 and not (d in (dtypes.float32, dtypes.float64) and broadcast and not python):
+        return binary_op(ops.power, a, b, dtype=d)
+    x = broadcast_to(convert(a, d, weak=a._weak and abstract(b)[1]), shape)
+    if e == 0.5:
+        return unary_op(ops.sqrt, x)
+    if e == 2:
+        return multiply(x, x)
+    if e == 1:
+        return x
+    # ones (pow(x, 0) is 1 even for NaN), as NumPy's fast path: not a pow per element
+    # (x ** 0 of 5e5 float64: 3.8 ms against NumPy's 0.27 ms)
+    return broadcast_to(constant(np.ones((), d.np), trace=a._trace, weak=x._weak), shape)
+
+
+def _scalar_exponent(a, b, d):
+    """For a traced base and a one-element exponent known while tracing, the exponent as
+    power's loop in dtype ``d`` sees it (0.50000001 is 0.5 in float32); else None."""
+    if not isinstance(a, Tracer) or not isinstance(b, (int, float, np.generic, np.ndarray)):
+        return None
+    if np.size(b) != 1 or python_int_beyond(b, d):
+        return None         # (an int beyond d: binary_op raises NumPy's OverflowError)
+    with np.errstate(over="ignore"):
+        return np.asarray(b, d.np).item()
 
 
 def float_power(a, b):
@@ -121,6 +151,9 @@ def sign(x):
 
 
 def square(x):
+    x = lift(x)
+    if dt(x).is_bool:
+        x = convert(x, dtypes.int8)     # np.square has no bool loop: NumPy's first is int8's
     return multiply(x, x)
 
 

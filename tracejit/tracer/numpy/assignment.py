@@ -120,7 +120,7 @@ def fit(value, target: Tracer, shape=None) -> Tracer:
     """``value`` as written into ``target`` (or into ``shape`` elements of it): cast to its
     dtype as an assignment does (unsafe), broadcast to its shape."""
     shape = target.shape if shape is None else tuple(shape)
-    v = lift(value, target._trace)
+    v = _as_written(value, target)
     while v.ndim > len(shape) and v.shape[0] == 1:
         v = reshape(v, v.shape[1:])
     try:
@@ -132,6 +132,28 @@ def fit(value, target: Tracer, shape=None) -> Tracer:
                           f"into shape {shape}",
                           "the value must broadcast to the shape of what it is written into")
     return broadcast_to(convert(v, dt(target)), shape)
+
+
+def _as_written(value, target: Tracer) -> Tracer:
+    """``value`` lifted for a write into ``target``. Numbers and lists of them, known while
+    tracing, are converted by NumPy's own assignment, which refuses what would not fit
+    (``x[0] = 300`` into int8 is its OverflowError, at the user's line, not a wrapped 44);
+    arrays are cast unsafely, as NumPy casts them."""
+    if not isinstance(value, (bool, int, float, np.generic, list, tuple)) or (
+            isinstance(value, (list, tuple)) and has_tracer(value)):
+        return lift(value, target._trace)
+    d = dt(target)
+    try:
+        written = np.empty(np.shape(value), d.np)
+        written[...] = value
+    except (OverflowError, ValueError) as e:
+        info = np.iinfo(d.np) if d.is_int else None
+        raise numpy_error(type(e), str(e), (
+            f"write integers within {d.name}'s range [{info.min}, {info.max}] (NumPy does "
+            "not wrap a Python number into a narrower integer dtype), or widen the array "
+            "first, e.g. x = x.astype(np.int64)" if info else
+            "write values the array's dtype can hold")) from None
+    return constant(written, trace=target._trace)
 
 
 def _check_writable(x: Tracer, value) -> None:
@@ -165,7 +187,7 @@ def _set_masked(x, keys, value):
             raise value.refusal(f"z[mask] = x[mask] of another rank (elements of shape "
                                 f"{value.rest} into elements of shape {rest})")
     else:
-        v = lift(value, x._trace)
+        v = _as_written(value, x)
         if v.ndim > len(rest) and v.size != 1:
             raise unsupported("x[mask] = v with an array v of one value per selected element "
                               "(its length depends on the data)",
@@ -261,7 +283,7 @@ def copyto(dst, src, casting="same_kind", where=True):
         raise numpy_error(TypeError, f"Cannot cast array data from dtype('{s.dtype}') to "
                           f"dtype('{dst.dtype}') according to the rule '{casting}'",
                           "pass casting='unsafe' or convert first")
-    new = fit(s, dst)
+    new = fit(src, dst)
     if where is not True:
         new = select(where, new, dst)
     store(dst, new)
@@ -313,7 +335,7 @@ def fill_diagonal(a, val, wrap=False):
     else:
         pos = np.ravel_multi_index((np.arange(a.shape[0]),) * a.ndim, a.shape)
     flat_key = np.unravel_index(pos, a.shape)
-    v = lift(val, a._trace)
+    v = _as_written(val, a)
     if v.size > 1:
         v = _repeat_to(reshape(v, (-1,)), pos.size)
     setitem(a, flat_key, v)

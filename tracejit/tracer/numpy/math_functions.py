@@ -10,14 +10,15 @@ float32 in float64 (their first loop is float64: float16 and integers give float
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from ...ir import dtypes, ops
-from ..errors import unsupported
-from .arithmetic import (absolute, add, binary_op, equal, greater, less, less_equal,
-                         logical_and, logical_or, maximum, minimum, multiply, numeric_dtype,
-                         power, subtract, true_divide, unary_op, where)
+from ..errors import numpy_error, unsupported
+from .arithmetic import (absolute, add, binary_op, equal, greater, greater_equal, less,
+                         less_equal, logical_and, logical_or, maximum, minimum, multiply,
+                         numeric_dtype, power, subtract, true_divide, unary_op, where)
 from .lifting import broadcast_to, constant, convert, lift, lift_all, promote
 from .rules import dt, float_function_dtype, float_result
 
@@ -116,11 +117,50 @@ def trunc(x):
 
 
 def round_(a, decimals=0):
+    """np.round as NumPy computes it (PyArray_Round): x * 10**d, rint, / 10**d for d > 0, and
+    x / 10**-d, rint, * 10**-d for d < 0 (dividing by the exact power of ten: 0.001 is not).
+    Integer arrays keep their dtype: unchanged for d >= 0, else rounded in float64 and cast
+    back."""
     x = lift(a)
+    decimals = operator.index(decimals)
+    d = dt(x)
+    if d.is_int and decimals >= 0:
+        return x
+    if d.is_bool and decimals != 0:
+        name = "multiply" if decimals > 0 else "divide"
+        raise numpy_error(TypeError, f"Cannot cast ufunc '{name}' output from "
+                          "dtype('float64') to dtype('bool') with casting rule 'same_kind' "
+                          f"(np.round of a bool array with decimals={decimals})",
+                          "convert the array first, e.g. x.astype(np.float64)")
     if decimals == 0:
-        return rint(x) if dtypes.is_float_dtype(x.dtype) else x
-    scale = np.asarray(10.0 ** decimals, x.dtype)
-    return true_divide(rint(multiply(x, scale)), scale)
+        return rint(x)
+    scale = np.asarray(_power_of_ten(abs(decimals)), np.float64 if d.is_int else d.np)
+    if decimals > 0:
+        return true_divide(rint(multiply(x, scale)), scale)
+    rounded = multiply(rint(true_divide(x, scale)), scale)     # integers: in float64
+    return _cast_back(rounded, d) if d.is_int else rounded
+
+
+def _power_of_ten(n: int) -> float:
+    """10.0**n as NumPy's power_of_ten makes it: exact through 1e22, then multiplied by 10."""
+    p = 1.0
+    for _ in range(n):
+        p *= 10.0
+    return p
+
+
+def _cast_back(r, d):
+    """float64 integers ``r`` cast to the integer dtype ``d`` as NumPy's unsafe cast does on
+    x86: narrower types wrap; int32 and int64 give their minimum out of range, uint64 gives 0.
+    Converted through int64 (uint64 directly), so no value is out of the convert's range."""
+    if d in (dtypes.int32, dtypes.int64):
+        info = np.iinfo(d.np)
+        inside = logical_and(greater_equal(r, float(info.min)), less(r, -float(info.min)))
+        r = where(inside, r, float(info.min))
+    elif d == dtypes.uint64:
+        r = where(less(r, 2.0 ** 64), r, 0.0)
+        return convert(r, d)
+    return convert(convert(r, dtypes.int64), d)
 
 
 # ---------------------------------------------------------------------------------------------
