@@ -31,6 +31,7 @@ class CompiledEntry:
         self._single = (traced.out_tree.kind == "leaf" and not self._scalar[0]
                         and not self._written and self._containers is None)
         self._guarded_of = self._guarded = None
+        self._int_ranges = traced.int_ranges      # (only Python ints: never the fast path)
 
     @property
     def guarded(self):
@@ -51,6 +52,8 @@ class CompiledEntry:
         return self._guarded
 
     def __call__(self, leaves, tree=None):
+        if self._int_ranges:
+            _check_int_ranges(leaves, self._int_ranges)
         outs = self._run(leaves)
         if self._single:
             return outs[0]
@@ -99,3 +102,17 @@ class CompiledEntry:
                 if isinstance(dst, np.ndarray):
                     outs[r] = dst          # eagerly, the function returned the argument itself
         return outs
+
+
+def _check_int_ranges(leaves, ranges):
+    """NumPy's OverflowError for a Python int argument that the function combined with an
+    integer array whose dtype cannot hold it (x + s with x int8 and s = 200): the trace
+    converts the argument, which would wrap."""
+    for i, d, loc in ranges:
+        v, info = leaves[i], np.iinfo(d.np)
+        if isinstance(v, int) and not info.min <= v <= info.max:
+            where = f" at {loc.describe()}" if loc else ""
+            raise OverflowError(
+                f"tracejit: Python integer {v} out of bounds for {d.name}{where}\nWhat to do: "
+                f"pass a value within [{info.min}, {info.max}], or widen the array first, "
+                "e.g. x.astype(np.int64)")

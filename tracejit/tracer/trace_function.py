@@ -52,6 +52,9 @@ class Traced:
     # Whether the trace depends on its arguments' memory layouts (a reshape or ravel of one
     # is a view or a copy by its strides): it holds for the layouts it was traced with only
     layout_dependent: bool = False
+    # (leaf index, dtype, where): Python-int arguments converted to a narrower integer dtype,
+    # whose values the caller checks (driver/entry.py)
+    int_ranges: list = field(default_factory=list)
 
     @property
     def n_results(self) -> int:
@@ -113,7 +116,8 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     function = verify(dce(tr.finish(values)))
     return Traced(function, out_tree, [r._weak for r in results], tr.captured, repeats,
                   written, [names[i] for i in written], containers, returns_written,
-                  tr.read_layout)
+                  tr.read_layout, [(i, d, loc) for i, v in enumerate(originals)
+                                   for d, loc in tr.int_casts.get(v, ())])
 
 
 def _rename(path: str, arg_names: list[str] | None) -> str:

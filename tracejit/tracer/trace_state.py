@@ -31,6 +31,9 @@ class Trace:
         self._capture_param: dict[int, Value] = {}
         # Whether a view-or-copy decision read an argument's memory layout (views.py)
         self.read_layout = False
+        # Python-int parameters converted to a narrower integer dtype: value -> [(dtype,
+        # where)]; the caller checks each argument's value fits (NumPy raises OverflowError)
+        self.int_casts: dict = {}
 
     def __enter__(self) -> "Trace":
         self.level = len(_stack.traces)

@@ -25,7 +25,8 @@ from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
 from .arithmetic import where as select
 from .indexing import getitem
-from .lifting import broadcast_to, constant, convert, emit, lift, reshape, trace_of
+from .lifting import (broadcast_to, constant, convert, emit, lift, note_python_int, reshape,
+                      trace_of)
 from .masked import Selection, rows, same_mask
 from .rules import dt, has_tracer
 from .shapes import flip, iota, transpose
@@ -131,6 +132,7 @@ def fit(value, target: Tracer, shape=None) -> Tracer:
         raise numpy_error(ValueError, f"could not broadcast input array from shape {v.shape} "
                           f"into shape {shape}",
                           "the value must broadcast to the shape of what it is written into")
+    note_python_int(v, dt(target))         # a[i] = s: NumPy refuses an s that does not fit
     return broadcast_to(convert(v, dt(target)), shape)
 
 

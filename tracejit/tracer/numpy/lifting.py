@@ -13,7 +13,7 @@ import numpy as np
 
 from ...ir import dtypes, ops
 from ...ir.dtypes import DType
-from ..errors import numpy_error
+from ..errors import numpy_error, user_location
 from ..trace_state import Trace, check_alive, current_trace
 from ..tracer import Tracer
 from ..views import LAYOUT_VIEWS, link
@@ -112,6 +112,15 @@ def convert(x: Tracer, dtype: DType, weak=False) -> Tracer:
     return emit(x._trace, ops.convert, [x], weak=weak, dtype=dtype)
 
 
+def note_python_int(x, dtype: DType) -> None:
+    """A Python int argument ``x`` taking an integer array's ``dtype`` (x + s, a[i] = s):
+    NumPy raises OverflowError for a value that does not fit, which only the call knows: the
+    caller checks it (driver/entry.py). (Comparisons are exact instead: arithmetic.py.)"""
+    if (isinstance(x, Tracer) and x._weak and x._value.op is None and dt(x).is_int
+            and dtype.is_int and dtype != dt(x)):
+        x._trace.int_casts.setdefault(x._value, []).append((dtype, user_location()))
+
+
 def astype(x, dtype) -> Tracer:
     return convert(lift(x), requested_dtype(dtype))
 
@@ -124,6 +133,7 @@ def promote(*xs, dtype: DType | None = None) -> list[Tracer]:
     ts = []
     for x in xs:
         if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and has_tracer(x)):
+            note_python_int(x, target)
             ts.append(convert(lift(x, trace), target, weak))
         else:  # a constant: make it in the target dtype directly
             ts.append(constant(x, target, trace, weak))
