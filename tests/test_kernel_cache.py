@@ -224,3 +224,27 @@ def test_a_warm_process_loads_the_shared_functions_a_direct_kernel_calls(tmp_pat
         next(tmp_path.rglob(f"direct/{digest}.o")).unlink()
     assert run() == (1, 0)
     assert run() == (0, 1)
+
+
+@pytest.mark.parametrize("record", ["0", '{"a": 1}'])
+def test_a_checksum_record_that_is_json_but_not_checksums_is_rebuilt(tmp_path, record):
+    """Valid JSON that is not a name -> digest map is as corrupt as invalid JSON (it crashed
+    every later process)."""
+    _run(tmp_path)
+    for sums in tmp_path.rglob("_tracejit_k_*.sums"):
+        sums.write_text(record)
+    compiled, _ = _run(tmp_path)
+    assert compiled > 0
+    compiled, loaded = _run(tmp_path)
+    assert compiled == 0 and loaded > 0
+
+
+def test_machine_code_replaced_by_a_link_to_an_endless_file_is_compiled_again(tmp_path):
+    """A cache file is read only if it is a regular file, to its size: a planted link to
+    /dev/zero read forever, until the memory ran out."""
+    compiled, kernels = _run(tmp_path, direct="1")
+    objects = sorted(tmp_path.rglob("direct/*.o"))
+    objects[0].unlink()
+    objects[0].symlink_to("/dev/zero")
+    compiled, _ = _run(tmp_path, direct="1")
+    assert compiled >= 1

@@ -89,10 +89,16 @@ def _checksums(files: list[Path]) -> dict | None:
 
 
 def _recorded(folder: Path, name: str) -> dict | None:
+    """The checksums recorded for a module's files, or None if the record is missing or not
+    one (valid JSON that is not a name -> digest map is as corrupt as invalid JSON)."""
     try:
-        return json.loads(_sums_path(folder, name).read_text())
+        sums = json.loads(_sums_path(folder, name).read_text())
     except (OSError, ValueError):
         return None
+    if not (isinstance(sums, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in sums.items())):
+        return None
+    return sums
 
 
 def _unlink(paths):

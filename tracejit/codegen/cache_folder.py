@@ -38,6 +38,7 @@ _MARKER_TEXT = ("A kernel cache of tracejit: generated Python modules (_tracejit
                 "what tracejit wrote here and nothing else.\n")
 PREFIX = "_tracejit_"           # every generated module's name (cache.module_name) and files
 TMP_PREFIX = ".tracejit-tmp-"   # files being written (replaced atomically by their real name)
+MAX_SEALED_BYTES = 1 << 30      # no kernel's machine code comes near: a larger file is not ours
 
 
 class CacheWarning(UserWarning):
@@ -68,7 +69,15 @@ def read_sealed(path: Path) -> bytes | None:
     """The payload of a file ``write_sealed`` wrote, or None if it is missing, torn or
     corrupt."""
     try:
-        data = path.read_bytes()
+        # only a regular file (stat before open: opening a FIFO waits for a writer), read to
+        # its size: a link to /dev/zero would never end
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_SEALED_BYTES:
+                return None
+            data = f.read(size)
     except OSError:
         return None
     if len(data) >= 32 and hashlib.sha256(data[32:]).digest() == data[:32]:
