@@ -326,6 +326,60 @@ def test_method_non_array_attributes_are_static():
     assert Dense.__call__.trace_count == before + 1
 
 
+def test_method_sees_updates_of_arrays_inside_a_module_or_a_mixed_dict_attribute():
+    """Arrays held by a sub-module or by a dict beside settings are dynamic too (they were
+    frozen into the program); the settings beside them stay static."""
+    from tracejit import nn
+
+    class Predictor:
+        def __init__(self):
+            self.model = nn.Linear(3, 2, rng=np.random.default_rng(0))
+            self.cfg = {"scale": np.ones(2, np.float32), "n": 2}
+
+        @jit
+        def predict(self, x):
+            return self.model(x) * self.cfg["scale"] * self.cfg["n"]
+
+    p, x = Predictor(), f32(1, 3)
+
+    def eager():
+        return p.model(x) * p.cfg["scale"] * p.cfg["n"]
+    np.testing.assert_allclose(p.predict(x), eager(), rtol=1e-6)
+    p.model.weight[:] = 0                        # in place, in the module
+    p.model.bias = np.full(2, 5, np.float32)     # rebound, in the module
+    p.cfg["scale"][:] = 10                       # in place, in the dict
+    np.testing.assert_allclose(p.predict(x), eager(), rtol=1e-6)
+    assert Predictor.predict.trace_count == 1
+    p.cfg["n"] = 3                               # a static setting: traced again
+    np.testing.assert_allclose(p.predict(x), eager(), rtol=1e-6)
+    assert Predictor.predict.trace_count == 2
+
+
+def test_static_values_of_other_types_trace_apart():
+    """1, 1.0 and True are equal in Python, not to NumPy's promotion."""
+    x = np.array([100, 1], np.int8)
+    f = jit(lambda x, k: x * k, static_argnums=1, tiered=False)
+    for k in (2.0, 2, (2,), (2.0,)):
+        got, want = f(x, k[0] if isinstance(k, tuple) else k), x * (k[0] if isinstance(
+            k, tuple) else k)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    g = jit(lambda b, k: b + k, static_argnums=1, tiered=False)
+    b = np.array([True, False])
+    np.testing.assert_array_equal(g(b, 1), b + 1)
+    np.testing.assert_array_equal(g(b, True), b + True)
+    assert g(b, True).dtype == np.bool_
+
+    class Scaled:
+        def __init__(self, k):
+            self.k = k
+
+        @jit
+        def f(self, x):
+            return x * self.k
+    assert Scaled(2.0).f(x).dtype == np.float64 and Scaled(2).f(x).dtype == np.int8
+
+
 def test_disable_jit_runs_the_python_function_eagerly(monkeypatch):
     monkeypatch.setattr(tracejit.config, "disable_jit", True)
     seen = []

@@ -23,7 +23,8 @@ from .entry import CompiledEntry
 from .lowered import Lowered
 from .methods import BoundSelf, unwrap_self
 from .retrace import Retraces
-from .signature import Signature, describe_leaf_key, fast_leaf_key, leaf_key
+from .signature import (Signature, StaticKey, describe_leaf_key, fast_leaf_key,
+                        leaf_key)
 
 # What a last-used entry raises for arguments that are not its own: ArgumentMismatch for
 # shapes, TypeError from Numba's dispatcher for dtypes, layouts, argument counts, tracers.
@@ -60,7 +61,8 @@ class JittedFunction:
     def _key(self, args, kwargs):
         static, dyn_args, dyn_kwargs = self._sig.split(args, kwargs)
         leaves, treedef = flatten((dyn_args, dyn_kwargs))
-        return static, dyn_args, dyn_kwargs, leaves, (treedef, static,
+        typed_static = tuple((k, StaticKey(v)) for k, v in static)
+        return static, dyn_args, dyn_kwargs, leaves, (treedef, typed_static,
                                                       tuple(map(leaf_key, leaves)))
 
     def __call__(self, *args, **kwargs):

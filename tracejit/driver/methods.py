@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import register_pytree_node
+from ..tracer.pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
 from ..tracer.tracer import Tracer
 
 
 class BoundSelf:
     """``self`` of a jitted method. Its array attributes (and containers of arrays) are dynamic
     arguments, so updating ``self.w`` is seen by the next call; its other attributes are static
-    (by value, or by identity when unhashable), so ``self.n_heads`` can be used as a shape.
+    (by value, or by identity when unhashable), so ``self.n_heads`` can be used as a shape. An
+    attribute holding arrays among other values (an nn.Module, a dict of arrays and settings)
+    is split (``_Partitioned``): its arrays dynamic, the rest static.
     While tracing, the method sees a shallow copy of the object with traced arrays.
     """
     __slots__ = ("obj",)
@@ -56,13 +58,15 @@ class _Identity:
 
 
 def _freeze(v):
+    """A hashable key of ``v``, with the type of each value (self.k = 2 and self.k = 2.0 give
+    different programs, as NumPy's promotion does)."""
     if type(v) in (list, tuple):
         return (type(v), tuple(_freeze(c) for c in v))
     if type(v) is dict:
         return (dict, tuple((k, _freeze(c)) for k, c in sorted(v.items(), key=str)))
     try:
         hash(v)
-        return v
+        return (type(v), v)
     except TypeError:
         return _Identity(v)
 
@@ -77,12 +81,50 @@ def _is_array_tree(v) -> bool:
     return False
 
 
+class _Partitioned:
+    """An attribute holding arrays among other values, as a pytree node whose children are
+    its array leaves; the other leaves are static, in its aux. (Frozen whole, its arrays were
+    baked into the program: an update of self.model.weight was not seen.)"""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, (np.ndarray, Tracer))
+
+
+def _holds_arrays(v) -> bool:
+    return any(_is_array(leaf) for leaf in flatten(v)[0])
+
+
+def _flatten_partitioned(p: _Partitioned):
+    leaves, paths, treedef = flatten_with_paths(p.value)
+    dyn = tuple(i for i, leaf in enumerate(leaves) if _is_array(leaf))
+    static = tuple((i, _Static(leaf)) for i, leaf in enumerate(leaves) if not _is_array(leaf))
+    return [leaves[i] for i in dyn], (treedef, dyn, static), [paths[i] for i in dyn]
+
+
+def _unflatten_partitioned(aux, children):
+    treedef, dyn, static = aux
+    leaves = [None] * treedef.num_leaves
+    for i, c in zip(dyn, children):
+        leaves[i] = c
+    for i, s in static:
+        leaves[i] = s.value
+    return unflatten(treedef, leaves)
+
+
+register_pytree_node(_Partitioned, _flatten_partitioned, _unflatten_partitioned)
+
+
 def _flatten_self(b: BoundSelf):
     state = vars(b.obj)
-    dyn = sorted(k for k, v in state.items() if _is_array_tree(v))
+    dyn = sorted(k for k, v in state.items() if _is_array_tree(v) or _holds_arrays(v))
     static = tuple((k, _Static(v)) for k, v in sorted(state.items()) if k not in dyn)
-    return [state[k] for k in dyn], (type(b.obj), tuple(dyn), static), [
-        f".{k}" for k in dyn]
+    return [state[k] if _is_array_tree(state[k]) else _Partitioned(state[k]) for k in dyn], (
+        type(b.obj), tuple(dyn), static), [f".{k}" for k in dyn]
 
 
 def _unflatten_self(aux, children):

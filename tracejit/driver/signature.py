@@ -106,6 +106,34 @@ class Signature:
         return self.arg_names[i] if i < len(self.arg_names) else f"args[{i}]"
 
 
+class StaticKey:
+    """A static argument's part of the cache key: equal only to an equal value of the same
+    type, also inside tuples (1, 1.0 and True are equal in Python but not to NumPy: x * 2 of
+    an int8 array is int8, x * 2.0 float64)."""
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value, self._key = value, typed(value)
+
+    def __eq__(self, other):
+        return type(other) is StaticKey and other._key == self._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def typed(v):
+    """``v`` with the type of every value in it, for comparing static values."""
+    if type(v) in (tuple, list):
+        return (type(v), tuple(typed(c) for c in v))
+    if type(v) is frozenset:
+        return (frozenset, frozenset(typed(c) for c in v))
+    return (type(v), v)
+
+
 def _hashable(value, name):
     try:
         hash(value)
