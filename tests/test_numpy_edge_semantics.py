@@ -347,3 +347,42 @@ def test_astype_with_a_casting_rule_refuses_as_numpy_does():
         f(np.arange(3.0))
     with pytest.raises(TypeError, match=f"{HERE}:{line_of(f)}"):
         tracejit.jit(f)(np.arange(3.0))
+
+
+# --- isclose, linspace, var/std dtype, logit -----------------------------------------------------
+
+
+def test_isclose_uses_the_tolerance_only_where_b_is_finite_and_compares_ints_as_floats():
+    i64 = np.iinfo(np.int64)
+    for a, b in [(np.array([5.0, -np.inf, 0.0, np.inf, np.nan, 1.0]),
+                  np.array([np.inf, np.inf, 0.0, np.inf, np.nan, 1.0 + 1e-9])),
+                 (np.array([i64.min, 3]), np.array([i64.max, 3])),
+                 (np.array([1, 2], np.int8), np.array([1.0000001, 3.0]))]:
+        assert_same_on_every_tier(lambda a, b: np.isclose(a, b), a, b)
+        assert_same_on_every_tier(lambda a, b: np.isclose(a, b, equal_nan=True), a, b)
+
+
+def test_linspace_into_integers_floors_as_numpy_2_does():
+    assert_same_on_every_tier(lambda a: np.linspace(a, 10, 4, dtype=int), np.float64(-3.5))
+    assert_same_on_every_tier(lambda b: np.linspace(-7, b, 5, dtype=np.int32), np.float64(2.2))
+
+
+def test_var_and_std_compute_in_the_dtype_asked_for():
+    x = np.arange(12.0).reshape(3, 4)
+    for f in (lambda a: np.var(a, dtype=np.float32), lambda a: np.std(a, axis=0,
+                                                                       dtype=np.float32),
+              lambda a: a.var(axis=1, dtype=np.float16), lambda a: a.std(dtype=np.float32)):
+        want = f(x)
+        for got in on_every_tier(f, x):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-3)
+
+
+def test_logit_of_float16_and_integers_is_float64_as_scipys():
+    import scipy.special
+    for x in (np.array([0.25, 0.5], np.float16), np.array([0, 1]),
+              np.array([0.25], np.float32)):
+        want = scipy.special.logit(x)
+        for got in on_every_tier(lambda p: scipy.special.logit(p), x):
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-6)

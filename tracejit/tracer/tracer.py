@@ -282,10 +282,10 @@ class Tracer:
         return _numpy.write_out(_numpy.mean(self, axis, keepdims, dtype), out, "mean")
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        return _numpy.write_out(_numpy.var(self, axis, keepdims, ddof), out, "var")
+        return _numpy.write_out(_numpy.var(self, axis, keepdims, ddof, dtype), out, "var")
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-        return _numpy.write_out(_numpy.std(self, axis, keepdims, ddof), out, "std")
+        return _numpy.write_out(_numpy.std(self, axis, keepdims, ddof, dtype), out, "std")
 
     def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
         _no_where("max", where)

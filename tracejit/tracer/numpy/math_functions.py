@@ -58,8 +58,10 @@ sigmoid = _float_unary(ops.logistic, "sigmoid", scipy=True)
 
 
 def logit(p):
-    """scipy.special.logit: log(p / (1 - p))."""
-    p = convert(lift(p), float_result(p))
+    """scipy.special.logit: log(p / (1 - p)), in float32 for float32, else float64 (SciPy's
+    loops: float16 too)."""
+    p = lift(p)
+    p = convert(p, dtypes.float32 if dt(p) == dtypes.float32 else dtypes.float64)
     return log(true_divide(p, subtract(np.asarray(1, dt(p).np), p)))
 
 
@@ -213,9 +215,14 @@ def fmod(a, b):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """As NumPy computes it: ``b`` as a float first (int64 differences would wrap), the
+    tolerance only where ``b`` is finite (else an infinite bound admits anything), equal
+    values (infinities) always."""
     a, b = lift_all(a, b)
+    if not dtypes.is_float_dtype(dt(b)):
+        b = convert(b, dtypes.float64)          # NumPy: result_type(b, 1.0)
     close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
-    close = logical_or(close, equal(a, b))     # equal infinities
+    close = logical_or(logical_and(close, isfinite(b)), equal(a, b))
     if equal_nan:
         close = logical_or(close, logical_and(isnan(a), isnan(b)))
     return close

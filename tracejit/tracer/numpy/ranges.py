@@ -6,6 +6,7 @@ import numpy as np
 from ..errors import numpy_error, unsupported
 from .arithmetic import add, equal, multiply, subtract, true_divide, where
 from .lifting import astype, broadcast_to, convert, lift_all
+from .math_functions import floor
 from .rules import float_result
 from .shapes import iota
 
@@ -30,5 +31,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if endpoint and num > 1:
         y = where(equal(i, np.int64(num - 1)), broadcast_to(stop, (num,)), y)
     if dtype is not None:
+        if np.issubdtype(np.dtype(dtype), np.integer):
+            y = floor(y)                # NumPy 2 floors before an integer cast
         y = astype(y, dtype)
     return (y, step) if retstep else y

@@ -94,9 +94,11 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     return convert(out, dtypes.float16) if half else out
 
 
-def var(x, axis=None, keepdims=False, ddof=0):
-    """NumPy's: the mean of a float16 array here is its float16 sum divided in float16."""
-    x = lift(x)
+def var(x, axis=None, keepdims=False, ddof=0, dtype=None):
+    """NumPy's: the mean of a float16 array here is its float16 sum divided in float16.
+    ``dtype``: NumPy sums in it; here the values are converted to it first (the same result
+    up to the roundings of a float64 array's deviations)."""
+    x = lift(x) if dtype is None else convert(lift(x), requested_dtype(dtype))
     if dt(x) == dtypes.float16:
         m = true_divide(sum(x, axis, keepdims=True), np.asarray(_count(x, axis), np.float16))
     else:
@@ -106,8 +108,8 @@ def var(x, axis=None, keepdims=False, ddof=0):
     return true_divide(sum(multiply(d, d), axis, keepdims), np.asarray(n, dt(m).np))
 
 
-def std(x, axis=None, keepdims=False, ddof=0):
-    return sqrt(var(x, axis, keepdims, ddof))
+def std(x, axis=None, keepdims=False, ddof=0, dtype=None):
+    return sqrt(var(x, axis, keepdims, ddof, dtype))
 
 
 def _extremum(opdef, name, x, axis, keepdims, initial):
@@ -259,5 +261,6 @@ def numpy_arg(f):
 def numpy_var(f):
     """np.var, np.std."""
     def g(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        return f(a, axis, keepdims, ddof)
+        _no_extra(f.__name__, kw, ("where", "mean", "correction"))
+        return f(a, axis, keepdims, ddof, dtype)
     return g
