@@ -19,8 +19,9 @@ from .arithmetic import equal, greater_equal, less_equal, multiply, subtract, wh
 from .gather import gather_linear, take
 from .lifting import broadcast_to, convert, emit, lift, lift_all, reshape
 from .math_functions import sqrt
+from .reductions import any as reduce_any
 from .reductions import sum as reduce_sum
-from .rules import broadcast_shapes, normalize_axis, result_dtype
+from .rules import broadcast_shapes, dt, normalize_axis, result_dtype
 from .shapes import iota, transpose
 
 
@@ -108,7 +109,15 @@ def outer(a, b):
 
 
 def vdot(a, b):
-    return reduce_sum(multiply(reshape(a, (-1,)), reshape(b, (-1,))))
+    """Sums in the operands' result_type as NumPy's does (int8 wraps around; bool is logical
+    or), where np.sum would promote to int64. A Python scalar is an array to it (int64)."""
+    a, b = lift_all(*(np.asarray(x) if isinstance(x, (bool, int, float)) else x for x in (a, b)))
+    if a.size != b.size:
+        raise numpy_error(ValueError, f"vdot: vectors have different lengths ({a.size} and "
+                          f"{b.size} elements, shapes {a.shape} and {b.shape})",
+                          "both operands must have the same number of elements")
+    p = multiply(reshape(a, (-1,)), reshape(b, (-1,)))
+    return reduce_any(p) if dt(p).is_bool else reduce_sum(p, dtype=dt(p))
 
 
 def inner(a, b):
@@ -170,6 +179,12 @@ def triangle(upper):
     """np.triu (upper) and np.tril: zeros on the other side of the k-th diagonal."""
     def g(m, k=0):
         x = lift(m)
+        if x.ndim == 0:
+            raise numpy_error(TypeError, f"np.{'triu' if upper else 'tril'} of a 0-d array",
+                              "pass an array of at least 1 dimension")
+        if x.ndim == 1:
+            # NumPy reads a 1-D array as a row repeated: its triangle is (n, n)
+            x = broadcast_to(reshape(x, (1, x.shape[0])), (x.shape[0],) * 2)
         r = iota(x.shape[-2:], 0, trace=x._trace)
         c = iota(x.shape[-2:], 1, trace=x._trace)
         keep = greater_equal(subtract(c, r), k) if upper else less_equal(subtract(c, r), k)
