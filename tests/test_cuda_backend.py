@@ -294,3 +294,33 @@ def test_every_kind_of_kernel_compiles_to_ptx():
                     "simulator or has none); benchmarks/gpu.py runs these on one")
 def test_on_a_real_gpu():
     _check(tj.jit(softmax, device="cuda")(X), softmax(X))
+
+
+@pytest.mark.skipif(cuda_simulator.ON_DEVICE, reason="a fix of the simulator, not the device")
+def test_the_threads_of_a_simulated_block_share_one_shared_array(monkeypatch):
+    """The simulator's find-or-make of a block's shared array raced: two threads could each
+    make one (a tiled matmul then gave wrong values in about one suite run in two).
+    codegen/cuda/simulator.py makes it under a lock; a slow allocation shows the race."""
+    import threading
+    import time
+
+    from numba.cuda.simulator import kernelapi
+
+    from tracejit.codegen.cuda.simulator import make_safe
+    make_safe()
+    empty = np.empty
+
+    def slow_empty(*args, **kwargs):
+        time.sleep(0.01)                   # another thread runs meanwhile
+        return empty(*args, **kwargs)
+    monkeypatch.setattr(np, "empty", slow_empty)
+    shared, got = kernelapi.FakeCUDAShared(0), []
+
+    def thread():
+        got.append(shared.array((4, 4), np.float64))
+    threads = [threading.Thread(target=thread) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(a is got[0] for a in got)

@@ -26,6 +26,7 @@ from ..numpy_tier import NumpyProgram
 from .kernels import generate_cuda_kernel, two_pass_reduction
 from .launch import device_config
 from .placement import cpu_reason
+from .simulator import make_safe as make_simulator_safe
 
 _modules = itertools.count()
 
@@ -138,6 +139,7 @@ class CudaProgram:
     def run(self, leaves):
         if not _simulated():
             return self._run(leaves)
+        make_simulator_safe()
         # The simulator's threads of a block meet at every syncthreads; with Python's 5 ms
         # GIL switch interval each meeting costs milliseconds (a reduction test: 3.2 s, 0.7 s
         # at 50 us). Only while a simulated program runs.
