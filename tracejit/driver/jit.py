@@ -61,7 +61,7 @@ class JittedFunction:
     def _key(self, args, kwargs):
         static, dyn_args, dyn_kwargs = self._sig.split(args, kwargs)
         leaves, treedef = flatten((dyn_args, dyn_kwargs))
-        typed_static = tuple((k, StaticKey(v)) for k, v in static)
+        typed_static = tuple((k, StaticKey(v)) for k, v in static) if static else ()
         return static, dyn_args, dyn_kwargs, leaves, (treedef, typed_static,
                                                       tuple(map(leaf_key, leaves)))
 

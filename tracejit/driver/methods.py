@@ -9,66 +9,22 @@ import numpy as np
 
 from ..tracer.pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
 from ..tracer.tracer import Tracer
+from .signature import StaticKey
 
 
 class BoundSelf:
     """``self`` of a jitted method. Its array attributes (and containers of arrays) are dynamic
     arguments, so updating ``self.w`` is seen by the next call; its other attributes are static
-    (by value, or by identity when unhashable), so ``self.n_heads`` can be used as a shape. An
-    attribute holding arrays among other values (an nn.Module, a dict of arrays and settings)
-    is split (``_Partitioned``): its arrays dynamic, the rest static.
+    (``StaticKey``: by type and value, or by identity when unhashable), so ``self.n_heads``
+    can be used as a shape. An attribute holding arrays among other values (an nn.Module, a
+    dict of arrays and settings) is split (``_Partitioned``): its arrays dynamic, the rest
+    static.
     While tracing, the method sees a shallow copy of the object with traced arrays.
     """
     __slots__ = ("obj",)
 
     def __init__(self, obj):
         self.obj = obj
-
-
-class _Static:
-    """A static attribute of a method's ``self``: compared by value when it can be frozen into
-    something hashable (lists and dicts of hashables included), else by identity."""
-    __slots__ = ("value", "key")
-
-    def __init__(self, value):
-        self.value = value
-        self.key = _freeze(value)
-
-    def __eq__(self, other):
-        return type(other) is _Static and other.key == self.key
-
-    def __hash__(self):
-        return hash(self.key)
-
-    def __repr__(self):
-        return repr(self.value)
-
-
-class _Identity:
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __eq__(self, other):
-        return type(other) is _Identity and other.obj is self.obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-
-def _freeze(v):
-    """A hashable key of ``v``, with the type of each value (self.k = 2 and self.k = 2.0 give
-    different programs, as NumPy's promotion does)."""
-    if type(v) in (list, tuple):
-        return (type(v), tuple(_freeze(c) for c in v))
-    if type(v) is dict:
-        return (dict, tuple((k, _freeze(c)) for k, c in sorted(v.items(), key=str)))
-    try:
-        hash(v)
-        return (type(v), v)
-    except TypeError:
-        return _Identity(v)
 
 
 def _is_array_tree(v) -> bool:
@@ -102,7 +58,7 @@ def _holds_arrays(v) -> bool:
 def _flatten_partitioned(p: _Partitioned):
     leaves, paths, treedef = flatten_with_paths(p.value)
     dyn = tuple(i for i, leaf in enumerate(leaves) if _is_array(leaf))
-    static = tuple((i, _Static(leaf)) for i, leaf in enumerate(leaves) if not _is_array(leaf))
+    static = tuple((i, StaticKey(leaf)) for i, leaf in enumerate(leaves) if not _is_array(leaf))
     return [leaves[i] for i in dyn], (treedef, dyn, static), [paths[i] for i in dyn]
 
 
@@ -122,7 +78,7 @@ register_pytree_node(_Partitioned, _flatten_partitioned, _unflatten_partitioned)
 def _flatten_self(b: BoundSelf):
     state = vars(b.obj)
     dyn = sorted(k for k, v in state.items() if _is_array_tree(v) or _holds_arrays(v))
-    static = tuple((k, _Static(v)) for k, v in sorted(state.items()) if k not in dyn)
+    static = tuple((k, StaticKey(v)) for k, v in sorted(state.items()) if k not in dyn)
     return [state[k] if _is_array_tree(state[k]) else _Partitioned(state[k]) for k in dyn], (
         type(b.obj), tuple(dyn), static), [f".{k}" for k in dyn]
 

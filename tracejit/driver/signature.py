@@ -107,9 +107,10 @@ class Signature:
 
 
 class StaticKey:
-    """A static argument's part of the cache key: equal only to an equal value of the same
-    type, also inside tuples (1, 1.0 and True are equal in Python but not to NumPy: x * 2 of
-    an int8 array is int8, x * 2.0 float64)."""
+    """A static value's part of the cache key (a static argument, a jitted method's static
+    attribute): equal only to an equal value of the same type, also inside containers (1, 1.0
+    and True are equal in Python but not to NumPy: x * 2 of an int8 array is int8, x * 2.0
+    float64); an unhashable value is compared by identity."""
     __slots__ = ("value", "_key")
 
     def __init__(self, value):
@@ -126,12 +127,32 @@ class StaticKey:
 
 
 def typed(v):
-    """``v`` with the type of every value in it, for comparing static values."""
+    """``v`` with the type of every value in it, hashable, for comparing static values."""
     if type(v) in (tuple, list):
         return (type(v), tuple(typed(c) for c in v))
+    if type(v) is dict:
+        return (dict, tuple((k, typed(c)) for k, c in sorted(v.items(), key=str)))
     if type(v) is frozenset:
         return (frozenset, frozenset(typed(c) for c in v))
+    try:
+        hash(v)
+    except TypeError:
+        return _Identity(v)
     return (type(v), v)
+
+
+class _Identity:
+    """An unhashable static value, equal only to itself."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Identity and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
 
 
 def _hashable(value, name):
