@@ -274,3 +274,22 @@ def test_custom_vjp_logsumexp_matches_softmax_and_composes_with_jit():
     np.testing.assert_allclose(g, e / e.sum())
     out, pull = tj.vjp(logsumexp, x)
     np.testing.assert_allclose(pull(np.float64(2.0))[0], 2 * e / e.sum())
+
+
+def test_jacobians_of_a_pytree_argument_are_that_pytree_of_jacobians():
+    """As JAX's: {"a": J_a, "b": J_b} for a dict argument (jacrev returned an object array
+    of dicts, jacfwd raised AttributeError)."""
+    from collections import namedtuple
+    x = np.arange(3.0)
+    want = {"a": np.diag(x + 1), "b": np.diag(x)}
+    P = namedtuple("P", "a b")
+    for jac in (tracejit.jacrev, tracejit.jacfwd):
+        got = jac(lambda d: d["a"] * d["b"])({"a": x, "b": x + 1})
+        assert set(got) == {"a", "b"}
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
+        got = tracejit.jit(jac(lambda p: p.a * p.b))(P(x, x + 1))
+        assert isinstance(got, P)
+        np.testing.assert_allclose(got.a, want["a"], rtol=1e-12)
+        with pytest.raises(TypeError, match="returning tuple"):
+            jac(lambda v: (v, v))(x)

@@ -297,29 +297,51 @@ def _with_arg(fn, args, argnum):
 
 
 def jacrev(fn, argnums: int = 0):
-    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape."""
+    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape, or, for
+    an argument that is a pytree of arrays (a dict of parameters), that pytree of Jacobians,
+    as JAX's."""
     def jac(*args):
         x = args[argnums]
         out, pull = vjp(_with_arg(fn, args, argnums), x)
+        _array_output("jacrev", out)
+        shape = tuple(np.shape(out))
         rows = []
-        for i in range(int(np.prod(np.shape(out)))):
-            e = np.zeros(int(np.prod(np.shape(out))), np.dtype(out.dtype))
+        for i in range(int(np.prod(shape))):
+            e = np.zeros(int(np.prod(shape)), np.dtype(out.dtype))
             e[i] = 1
-            rows.append(pull(e.reshape(np.shape(out)))[0])
-        return np.stack(rows).reshape(tuple(np.shape(out)) + tuple(np.shape(x)))
+            rows.append(flatten(pull(e.reshape(shape))[0])[0])
+        leaves, tree = flatten(x)
+        return unflatten(tree, [np.stack([r[k] for r in rows]).reshape(shape + np.shape(leaf))
+                                for k, leaf in enumerate(leaves)])
     return jac
 
 
 def jacfwd(fn, argnums: int = 0):
-    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape."""
+    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape (a pytree
+    of them for a pytree argument, as jacrev)."""
     def jac(*args):
         x = args[argnums]
         f = _with_arg(fn, args, argnums)
-        cols = []
-        for j in range(int(np.prod(np.shape(x)))):
-            e = np.zeros(int(np.prod(np.shape(x))), np.dtype(x.dtype))
-            e[j] = 1
-            cols.append(jvp(f, (x,), (e.reshape(np.shape(x)),))[1])
-        out_shape = tuple(np.shape(cols[0]))
-        return np.stack(cols, axis=-1).reshape(out_shape + tuple(np.shape(x)))
+        leaves, tree = flatten(x)
+        zeros = [np.zeros(np.shape(leaf), np.dtype(leaf.dtype)) for leaf in leaves]
+        out = []
+        for k, leaf in enumerate(leaves):
+            cols = []
+            for j in range(int(np.prod(np.shape(leaf)))):
+                e = np.zeros(int(np.prod(np.shape(leaf))), np.dtype(leaf.dtype))
+                e[j] = 1
+                tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
+                y = jvp(f, (x,), (unflatten(tree, tangent),))[1]
+                _array_output("jacfwd", y)
+                cols.append(y)
+            out.append(np.stack(cols, axis=-1).reshape(tuple(np.shape(cols[0]))
+                                                        + tuple(np.shape(leaf))))
+        return unflatten(tree, out)
     return jac
+
+
+def _array_output(name: str, out) -> None:
+    if not hasattr(out, "shape") or not hasattr(out, "dtype"):
+        raise call_error(f"tracejit: {name} of a function returning {type(out).__name__}",
+                         "return one array (np.concatenate a tuple of them, or take the "
+                         "Jacobian of each output)")

@@ -147,7 +147,10 @@ def switch(index, branches, *operands):
 
 
 def _switch(index: Tracer, branches, operands, what: str):
-    tr = index._trace
+    # in the innermost trace (as the loops): a predicate from an enclosing jit trace inside
+    # grad put the op in the outer trace, where grad's operands are not defined
+    tr = current_trace()
+    index = lift(index, tr)
     leaves, tree = flatten(operands)
     args = [lift(x, tr) for x in leaves]
     bodies = [_Body(lambda *a, f=f: f(*unflatten(tree, list(a))), tuple(args),

@@ -289,8 +289,11 @@ def invert(x):
 
 
 def where(cond, a, b):
-    c = to_bool(cond)
-    ta, tb = lift_all(a, b)
+    # all three in the innermost trace among them: a condition from an enclosing jit trace
+    # and operands of a grad (or loop body) trace made the op in the outer trace, where the
+    # operands were not defined, or where grad did not see them (a zero derivative)
+    c, ta, tb = lift_all(cond, a, b)
+    c = to_bool(c)
     target = result_dtype(ta, tb)
     shape = broadcast_shapes(c.shape, ta.shape, tb.shape)
     c = broadcast_to(c, shape)
