@@ -386,3 +386,10 @@ def test_logit_of_float16_and_integers_is_float64_as_scipys():
         for got in on_every_tier(lambda p: scipy.special.logit(p), x):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_bfloat16_to_the_one_half_is_pow_as_ml_dtypes_computes_it():
+    """ml_dtypes' bfloat16 ** takes pow, not sqrt: +0 at -0.0 and inf at -inf."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.array([-0.0, -np.inf, 4.0, 2.0], ml_dtypes.bfloat16)
+    assert_same_on_every_tier(lambda x: x ** 0.5, x)

@@ -84,8 +84,8 @@ def power(a, b, as_operator=False):
             return square(a)
         if type(b) is int and b == -1 and dt(a).is_float:
             return reciprocal(a)
-        if type(b) is float and b == 0.5 and dt(a).is_float:
-            return unary_op(ops.sqrt, a)
+        if type(b) is float and b == 0.5 and dt(a).is_float and dt(a) != dtypes.bfloat16:
+            return unary_op(ops.sqrt, a)        # (ml_dtypes' bfloat16 ** takes pow)
     d = numeric_dtype("power", a, b)
     e = _scalar_exponent(a, b, d)
     if e not in (0.5, 2, 1, 0):
