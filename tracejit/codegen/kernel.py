@@ -234,9 +234,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         levels = self.levels()
         if self.column_reduction(levels, stored):
             body = self.column_body(levels[0], stored, onames)
-            params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
-                      + [self._names[v] for v in self.scalars]
-                      + [f"s{i}" for i in range(len(self.sizes))])
+            params = self.params(outs, onames)
             return self.spec(params, self.prologue + body, outs)
         self.scratch = self.scratch_outputs(levels, [v for v in stored if v.shape == g.space],
                                             onames) if g.axes else {}
@@ -281,9 +279,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         if g.head is not None and body:
             self.splittable = False     # loops after the product read all of it: one call
         # Inputs are named lazily while the body is generated; the prelude may add some.
-        params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
-                  + [self._names[v] for v in self.scalars]
-                  + [f"s{i}" for i in range(len(self.sizes))])
+        params = self.params(outs, onames)
         # 0-d loads first: a merged epilogue runs inside each block of the product
         return self.spec(params, self.prologue + pre + body, outs)
 
@@ -302,10 +298,14 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         stores = [f"{self.flat_view(v, onames[v])}[i0] = "
                   f"{store(v.dtype, self.value(v, self.full))}" for v in outs]
         body = ["for i0 in range(lo, hi):"] + ["    " + line for line in self.outer.lines + stores]
-        params = ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
-                  + [self._names[v] for v in self.scalars]
-                  + [f"s{i}" for i in range(len(self.sizes))])
+        params = self.params(outs, onames)
         return self.spec(params, self.prologue + body, outs)
+
+    def params(self, outs, onames) -> list:
+        """The kernel's parameters: inputs, outputs, scalars, sizes (named as generated)."""
+        return ([self._names[v] for v in self.inputs] + [onames[v] for v in outs]
+                + [self._names[v] for v in self.scalars]
+                + [f"s{i}" for i in range(len(self.sizes))])
 
     def spec(self, params, body, outs) -> KernelSpec:
         parallel = self.splittable and self.span >= 2 and self.work >= self.par_min

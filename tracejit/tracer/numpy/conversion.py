@@ -24,7 +24,7 @@ def _convert(obj, dtype, copy, ndmin=0, order=None) -> Tracer:
         raise numpy_error(ValueError, "Unable to avoid copy while creating an array as "
                           "requested.", "pass copy=None to copy only when needed")
     if (copy or (want is not None and not in_order(x, want))) and not made:
-        layout = want or ("F" if in_order(x, "F") and not in_order(x, "C") else "C")
+        layout = want or _memory_order(x)
         x = x.copy()                # a new array: writes into it do not reach obj
         set_order(x, layout)
     elif made and order in ("F", "f"):
@@ -38,8 +38,13 @@ def _order(x, order):
     """The order ("C", "F") that ``x`` must be in, or None when any will do ("K")."""
     order = (order or "K").upper()
     if order == "A":
-        return "F" if in_order(x, "F") and not in_order(x, "C") else "C"
+        return _memory_order(x)
     return order if order in ("C", "F") else None
+
+
+def _memory_order(x) -> str:
+    """"F" for an array laid out in Fortran order only, else "C"."""
+    return "F" if in_order(x, "F") and not in_order(x, "C") else "C"
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0):
