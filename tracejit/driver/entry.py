@@ -18,6 +18,7 @@ class CompiledEntry:
         self.traced = traced
         self.program = program
         self.layout_dependent = traced.layout_dependent
+        self.scalar_kinds = traced.scalar_kinds
         # An Executable's own ``run``: one call less on every call of the entry.
         self._run = getattr(program, "run", program)
         self._out_tree = traced.out_tree
@@ -25,6 +26,9 @@ class CompiledEntry:
         self._scalar = [r.type.shape == () for r in traced.function.results]
         self._n = traced.n_results
         self._written = list(zip(traced.written, traced.written_names))
+        self._written_at = [f"\n  the write: {loc.describe()}" if loc else ""
+                            for loc in traced.written_at]
+        self._leaf_names = traced.leaf_names
         self._containers = traced.containers
         self._returns_written = list(traced.returns_written.items())
         # One array result (the common case): skip the pytree rebuild on every call.
@@ -46,7 +50,8 @@ class CompiledEntry:
             elif self._single:
                 self._guarded = lambda args: guarded(args)[0]
             elif self._written:
-                self._guarded = lambda args: self._rebuild(self._write_back(args, guarded(args)))
+                self._guarded = lambda args: self._rebuild(self._write_back(args, guarded(args)),
+                                                           args)
             else:
                 self._guarded = lambda args: self._rebuild(guarded(args))
         return self._guarded
@@ -63,10 +68,16 @@ class CompiledEntry:
             # After every call, not just the traced one: the trace ran on copies of the
             # containers (tracer/container_writes.py).
             self._containers.apply(tree, leaves, outs[self._n + len(self._written):])
-        return self._rebuild(outs)
+        return self._rebuild(outs, leaves)
 
-    def _rebuild(self, outs):
+    def _rebuild(self, outs, leaves=()):
         outs = [o[()] if s else o for o, s in zip(outs[:self._n], self._scalar)]
+        # Eagerly, the function returned the argument itself (a 0-d one too: an array, not a
+        # scalar).
+        for r, k in self._returns_written:
+            dst = leaves[self._written[k][0]]
+            if isinstance(dst, np.ndarray):
+                outs[r] = dst
         for i, j in self._repeats:
             outs[i] = outs[j]
         return unflatten(self._out_tree, outs)
@@ -75,33 +86,38 @@ class CompiledEntry:
         """Copy the new values of written arguments into the caller's arrays (a Python number
         or NumPy scalar is immutable: eagerly, the write rebound a local name)."""
         new = outs[self._n:]
-        for (i, name), value in zip(self._written, new):
+        for (i, name), where in zip(self._written, self._written_at):
             dst = leaves[i]
             if not isinstance(dst, np.ndarray):
                 continue
             if not dst.flags.writeable:
                 raise ValueError(f"assignment destination is read-only: the jitted function "
-                                 f"writes into its argument {name}, a read-only array; pass "
-                                 "a writeable copy (np.array(...)).")
+                                 f"writes into its argument {name}, a read-only array; pass a "
+                                 f"writeable copy (np.array(...)).{where}")
             for j, other in enumerate(leaves):
-                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(dst, other):
+                if j != i and isinstance(other, np.ndarray) and _overlap(dst, other):
                     raise ValueError(
                         f"the jitted function writes into its argument {name}, which shares "
-                        "memory with another argument; tracejit traced them as separate "
-                        "arrays, so the result could differ from NumPy's. Pass a copy of one "
-                        "of them.")
+                        f"memory with another argument, {self._leaf_names[j]}; tracejit "
+                        "traced them as separate arrays, so the result could differ from "
+                        f"NumPy's. Pass a copy of one of them.{where}")
         for (i, _), value in zip(self._written, new):
             if isinstance(leaves[i], np.ndarray):
                 np.copyto(leaves[i], value)
             elif is_device_array(leaves[i]):
                 leaves[i].copy_to_device(value)
-        if self._returns_written:
-            outs = list(outs)
-            for r, k in self._returns_written:
-                dst = leaves[self._written[k][0]]
-                if isinstance(dst, np.ndarray):
-                    outs[r] = dst          # eagerly, the function returned the argument itself
         return outs
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` share an element (not just a span of memory: ``x[::2]`` and
+    ``x[1::2]`` are separate arrays to NumPy); where that is too costly to decide, they may."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return np.shares_memory(a, b, max_work=1000)
+    except np.exceptions.TooHardError:
+        return True
 
 
 def _check_int_ranges(leaves, ranges):

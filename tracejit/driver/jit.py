@@ -15,7 +15,7 @@ from ..codegen.errors import ArgumentMismatch
 from ..config import config
 from ..tracer.arguments import abstract_leaf
 from ..tracer.pytree import flatten, flatten_with_paths
-from ..tracer.trace_function import Traced, _rename, trace
+from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
 from .backend import compile_function
@@ -97,7 +97,8 @@ class JittedFunction:
                 entry = self._cache.get(key)      # another thread may have compiled it
                 if entry is None:
                     entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
-        if entry.layout_dependent and _strided(leaves):
+        if (entry.layout_dependent and _strided(leaves)) or (
+                entry.scalar_kinds is not None and scalar_kinds(leaves) != entry.scalar_kinds):
             return self._for_layouts(static, dyn_args, dyn_kwargs, leaves, key)(
                 leaves, (dyn_args, dyn_kwargs))
         if (not kwargs and not static and len(leaves) == len(args)
@@ -108,9 +109,12 @@ class JittedFunction:
         return entry(leaves, (dyn_args, dyn_kwargs))
 
     def _for_layouts(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
-        """The entry for arguments that are not all C-contiguous, where the first trace read
-        their layout (views.py): traced again with their strides, cached by them."""
-        key = (key, tuple(a.strides if _strided((a,)) else None for a in leaves))
+        """The entry for arguments the first trace does not hold for: not all C-contiguous,
+        where it read their layout (views.py), or NumPy scalars where it had 0-d arrays (or the
+        other way round), where it wrote into or viewed one (a NumPy scalar is immutable).
+        Traced again for them, cached by their strides and kinds."""
+        key = (key, tuple(a.strides if _strided((a,)) else None for a in leaves),
+               scalar_kinds(leaves))
         with self._lock:
             entry = self._layouts.get(key)
             if entry is None:

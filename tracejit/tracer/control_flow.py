@@ -66,7 +66,9 @@ class _Body:
     outer tracers captured, and its results' tree and weak flags."""
 
     def __init__(self, fn, args: tuple, name: str):
-        traced = trace(fn, args, {}, name)
+        traced = trace(fn, args, {}, name, context="in a body of cond, switch, while_loop, "
+                       f"fori_loop or scan ({name}), whose arguments are traced values, not "
+                       "the caller's arrays")
         f = traced.function
         n_own = len(f.params) - len(traced.captured)
         self.own = f.params[:n_own]

@@ -129,8 +129,10 @@ class UnsupportedError(TracerError, TypeError):
     """A NumPy function or argument that tracejit cannot trace."""
 
 
-def unsupported(what: str, hint: str = "") -> UnsupportedError:
-    loc = user_location()
+def unsupported(what: str, hint: str = "", loc: SourceLocation | None = None
+                ) -> UnsupportedError:
+    """``loc``: the user's line it is about, when not the one running now."""
+    loc = loc or user_location()
     where = f", at {loc.describe()}" if loc else ""
     msg = f"tracejit: {what} is not supported under tracing{where}"
     if hint:

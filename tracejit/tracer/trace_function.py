@@ -6,6 +6,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..ir import Function, verify
 from ..ir.passes import dce
 from .arguments import abstract_leaf
@@ -55,6 +57,14 @@ class Traced:
     # (leaf index, dtype, where): Python-int arguments converted to a narrower integer dtype,
     # whose values the caller checks (driver/entry.py)
     int_ranges: list = field(default_factory=list)
+    # Where the function first wrote into each of ``written`` (a SourceLocation or None), for
+    # the caller's errors about that write (a read-only argument, one sharing memory)
+    written_at: list = field(default_factory=list)
+    # Whether each leaf was a NumPy scalar, where the trace depends on it (a 0-d argument
+    # written into or viewed: a NumPy scalar is immutable, a 0-d array is not); else None
+    scalar_kinds: tuple | None = None
+    # Every leaf's name (x, params['w']), for messages
+    leaf_names: list = field(default_factory=list)
 
     @property
     def n_results(self) -> int:
@@ -65,13 +75,15 @@ class Traced:
 
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
-          roots: tuple = (), writes_back: bool = False, layouts: bool = False) -> Traced:
+          roots: tuple = (), writes_back: bool = False, layouts: bool = False,
+          context: str = _UNDER_TRANSFORM) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
     function wrote into back to them, and changes its containers as the function changed the
     arguments' (jit); otherwise either is an error. ``layouts``: array arguments have their
-    own strides (else each is taken as C-contiguous), see views.argument_root."""
+    own strides (else each is taken as C-contiguous), see views.argument_root. ``context``:
+    where ``fn`` runs, for the refusal of a write that cannot be written back."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
     names = [_rename(p, arg_names) for p in paths]
     with Trace(name) as tr:
@@ -80,6 +92,8 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
             t, weak = abstract_leaf(leaf, nm)
             tracers.append(Tracer(tr.builder.param(t, _param_name(nm)), tr, weak))
             argument_root(tracers[-1], leaf, layouts)
+            if isinstance(leaf, (np.generic, np.ndarray)) and t.shape == ():
+                tr.zero_d[tracers[-1]._val] = isinstance(leaf, np.generic)
         originals = [t._val for t in tracers]
         a, k = unflatten(in_tree, tracers)
         before = snapshot((a, k), in_tree)
@@ -101,12 +115,14 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
         if j != i and isinstance(x, Tracer):
             repeats[i] = j
     written = [i for i, (t, v) in enumerate(zip(tracers, originals)) if t._val is not v]
+    written_at = [tr.written_at.get(id(tracers[i])) for i in written]
     if written and not writes_back:
         raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
-                          f" = v, x += y, out=x) {_UNDER_TRANSFORM}",
-                          "write into a copy (x = x.copy() first) or return the new value")
+                          f" = v, x += y, out=x) {context}",
+                          "write into a copy (x = x.copy() first) or return the new value",
+                          loc=written_at[0])
     if changed and not writes_back:
-        raise unsupported(f"a function that {changed} {_UNDER_TRANSFORM}",
+        raise unsupported(f"a function that {changed} {context}",
                           "change a copy (d = dict(d), l = list(l) first) or return the new "
                           "value")
     returns_written = {i: written.index(j) for i, x in enumerate(out_leaves)
@@ -117,7 +133,13 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     return Traced(function, out_tree, [r._weak for r in results], tr.captured, repeats,
                   written, [names[i] for i in written], containers, returns_written,
                   tr.read_layout, [(i, d, loc) for i, v in enumerate(originals)
-                                   for d, loc in tr.int_casts.get(v, ())])
+                                   for d, loc in tr.int_casts.get(v, ())], written_at,
+                  scalar_kinds(leaves) if tr.read_scalar_kind else None, names)
+
+
+def scalar_kinds(leaves) -> tuple:
+    """Which leaves are NumPy scalars (what a trace may depend on: Traced.scalar_kinds)."""
+    return tuple(isinstance(x, np.generic) for x in leaves)
 
 
 def _rename(path: str, arg_names: list[str] | None) -> str:

@@ -34,6 +34,17 @@ class Trace:
         # Python-int parameters converted to a narrower integer dtype: value -> [(dtype,
         # where)]; the caller checks each argument's value fits (NumPy raises OverflowError)
         self.int_casts: dict = {}
+        # 0-d parameters: whether each stands for a NumPy scalar (np.float64(0.1)), immutable
+        # as eagerly (``s += 1`` rebinds the name), or for a 0-d array, written in place. Both
+        # share a cache key; a trace in which that made a difference (``read_scalar_kind``)
+        # holds for the kinds it was traced with only (driver/jit.py)
+        self.zero_d: dict = {}
+        self.read_scalar_kind = False
+        # id -> weakref of tracers made as 0-d arrays (np.zeros(()), np.array(v), x.copy()):
+        # eagerly arrays, not NumPy scalars, so ``z += 1`` writes into them (views.py)
+        self.arrays_0d: dict = {}
+        # id of an argument's tracer -> where the function first wrote into it (for errors)
+        self.written_at: dict = {}
 
     def __enter__(self) -> "Trace":
         self.level = len(_stack.traces)

@@ -16,7 +16,7 @@ from .errors import (ConcretizationError, ConcretizationTypeError, UnsupportedEr
                      array_conversion_error, control_flow_hint, numpy_error,
                      store_into_numpy_array_error, unsupported, user_location)
 from .trace_state import Trace
-from .views import refresh
+from .views import is_array_0d, is_scalar_argument, made_as_array, refresh
 
 # The NumPy layer's functions that Tracer's operators, methods and NumPy protocols call, by
 # name (add, reshape, sum, getitem, handle_ufunc, ...): numpy/dispatch.py's TRACER_METHODS,
@@ -47,6 +47,23 @@ def _refuse_shift(symbol: str, ufunc: str, op: str):
 class ShapeAssignmentError(UnsupportedError, AttributeError):
     """``x.shape = ...`` on a traced array. Also an AttributeError, NumPy's error where it
     cannot reshape in place, so code that falls back to reshape on it keeps working."""
+
+
+class UnsupportedAttributeError(UnsupportedError, AttributeError):
+    """An ndarray attribute a traced array does not have (``x.flat``, ``x.put``, ``x.strides``):
+    the user's line and what to do, still an AttributeError so ``hasattr`` answers False."""
+
+
+# What to write instead of ndarray attributes that traced arrays lack, where one thing does.
+_ATTRIBUTE_HINTS = {
+    "flat": "index x.ravel() (a view of a C-contiguous x, so writes reach x): "
+            "x.ravel()[i] = v",
+    "put": "write through x.ravel() (a view of a C-contiguous x): x.ravel()[idx] = v",
+    "resize": "rebind the name to a new array: x = np.resize(x, shape), or x.reshape(...)",
+    "setflags": "leave the array writeable inside the jitted function",
+    "nonzero": "use np.where(cond, x, y) to keep the shape (nonzero's size depends on the "
+               "data)",
+}
 
 
 class DeferredOperand:
@@ -82,6 +99,15 @@ class Tracer:
         if view is not None and view.version != self._cell.version:
             refresh(self)
         return self._val
+
+    def __getattr__(self, name):
+        # (reached only for names Tracer lacks)
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            refusal = unsupported(f"the ndarray attribute x.{name} on a traced array",
+                                  _ATTRIBUTE_HINTS.get(name, "write it with supported "
+                                                       "NumPy functions, or open an issue"))
+            raise UnsupportedAttributeError(str(refusal))
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- static facts -------------------------------------------------------------------------
     @property
@@ -196,7 +222,7 @@ class Tracer:
     def __neg__(self): return _numpy.negative(self)
     __lshift__ = __rlshift__ = __ilshift__ = _refuse_shift("<<", "left_shift", "*")
     __rshift__ = __rrshift__ = __irshift__ = _refuse_shift(">>", "right_shift", "//")
-    def __pos__(self): return self.copy()
+    def __pos__(self): return self._new_root()      # a ufunc's: a NumPy scalar when 0-d
     def __abs__(self): return _numpy.absolute(self)
     def __invert__(self): return _numpy.invert(self)
     def __lt__(self, o): return _numpy.less(self, o)
@@ -209,9 +235,12 @@ class Tracer:
     # -- in-place operators ---------------------------------------------------------------
     # They write into the array, as in NumPy, so other names for it (its views, the caller's
     # argument) see the new value (assignment.py). A 0-d value computed inside the trace
-    # rebinds instead: eagerly it is a NumPy scalar (``total += x.sum()``), which is immutable.
+    # rebinds instead: eagerly it is a NumPy scalar (``total += x.sum()``), which is immutable;
+    # so does a NumPy scalar argument (another name for it keeps the old value), but not a
+    # 0-d array made as one (np.zeros(()), np.array(v), x.copy()): its other names see it.
     def _inplace(self, symbol: str, other, apply):
-        if self.ndim == 0 and (self._val.op is not None or self._weak) and self._view is None:
+        if self.ndim == 0 and self._view is None and not is_array_0d(self) and (
+                self._val.op is not None or self._weak or is_scalar_argument(self)):
             return apply(self, other)
         return _numpy.update_in_place(self, apply, other, symbol)
 
@@ -269,6 +298,8 @@ class Tracer:
                           "reinterpret the bits, do it outside the jitted function")
 
     def fill(self, value):
+        if is_scalar_argument(self):
+            return      # a NumPy scalar's fill writes into a temporary copy: s is unchanged
         _numpy.setitem(self, Ellipsis, value)
 
     # Signatures follow ndarray's, so positional arguments mean what they mean in NumPy.
@@ -323,7 +354,7 @@ class Tracer:
         return np.ptp(self, axis, keepdims=keepdims)
 
     def conj(self):
-        return self.copy()
+        return self._new_root()
 
     conjugate = conj
 
@@ -377,6 +408,9 @@ class Tracer:
         return _numpy.reshape(self, shape)
 
     def copy(self, order="C"):
+        return made_as_array(self._new_root())
+
+    def _new_root(self):
         # A new array: a new root, no longer seeing writes into this one (views.py).
         return Tracer(self._value, self._trace, self._weak)
 

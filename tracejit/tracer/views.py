@@ -25,6 +25,8 @@ Fortran-ordered result: a write through a reshape of such a result is not modell
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..ir import ops
@@ -71,14 +73,17 @@ def link(result, parent, opdef, attrs) -> None:
     if result._trace is not parent._trace or result is parent:
         return
     view = parent._view
+    readonly = (view is not None and view.readonly) or (
+        opdef is ops.broadcast_in_dim and _broadcasts(parent.shape, attrs))
+    if not readonly and is_scalar_argument(parent):
+        return      # NumPy makes a new array; a broadcast is linked still (it is read-only,
+                    # and a NumPy scalar is never written: it reads the same either way)
     # (a new array is C-contiguous: its reshapes are views; an argument may not be)
     if opdef is ops.reshape and (view is not None or cell_of(parent).argument):
         p = proxy(parent)
         if not np.may_share_memory(p.reshape(attrs["shape"]), p):
             return
     cell = cell_of(parent)
-    readonly = (view is not None and view.readonly) or (
-        opdef is ops.broadcast_in_dim and _broadcasts(parent.shape, attrs))
     result._cell = cell
     result._view = View(parent, opdef, attrs, cell.version, readonly)
 
@@ -90,6 +95,35 @@ def link_readonly(result, parent, replay) -> None:
     cell = cell_of(parent)
     result._cell = cell
     result._view = View(parent, None, {}, cell.version, True, replay)
+
+
+def is_scalar_argument(t) -> bool:
+    """Whether ``t`` stands for a NumPy scalar argument, immutable: what NumPy makes of it
+    (``s.reshape(1)``, ``s[None]``) is a new array, not a view, and it cannot be written into.
+    Asked of a 0-d argument, the trace then depends on which kind it is (Trace.zero_d)."""
+    if t._view is not None:
+        return False
+    trace = t._trace
+    kind = trace.zero_d.get(t._val)
+    if kind is None:
+        return False
+    trace.read_scalar_kind = True
+    return kind
+
+
+def made_as_array(t):
+    """Record that NumPy makes ``t`` as an array (np.zeros, np.array, x.copy()): a 0-d one is
+    then written into by ``t += 1``, as a computed 0-d value (a NumPy scalar) is not.
+    Returns ``t``."""
+    if getattr(t, "ndim", None) == 0 and getattr(t, "_trace", None) is not None:
+        t._trace.arrays_0d[id(t)] = weakref.ref(t)
+    return t
+
+
+def is_array_0d(t) -> bool:
+    """Whether the 0-d ``t`` was made as an array (made_as_array)."""
+    ref = t._trace.arrays_0d.get(id(t))
+    return ref is not None and ref() is t
 
 
 def _broadcasts(shape, attrs) -> bool:

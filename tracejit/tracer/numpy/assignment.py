@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import dtypes, ops
-from ..errors import numpy_error, unsupported
+from ..errors import numpy_error, unsupported, user_location
 from ..tracer import Tracer
+from ..views import is_scalar_argument
 from .arithmetic import where as select
 from .indexing import getitem
 from .lifting import (broadcast_to, constant, convert, emit, lift, note_python_int, reshape,
@@ -39,6 +40,8 @@ def store(t: Tracer, new: Tracer) -> None:
     inverse of each layout op, the arrays ``t`` is a view of."""
     view = t._view
     if view is None:
+        if t._val.op is None:       # the first write into an argument: where, for messages
+            t._trace.written_at.setdefault(id(t), user_location())
         t._val = new._value
         if t._cell is not None:
             t._cell.version += 1
@@ -166,6 +169,11 @@ def _check_writable(x: Tracer, value) -> None:
                           "pass it to the inner function as an argument, or return the new "
                           "value from it")
     trace_of(x, value)      # an escaped tracer is an error here, as anywhere
+    if is_scalar_argument(x):
+        raise numpy_error(TypeError, f"'numpy.{x.dtype}' object does not support item "
+                          "assignment (a NumPy scalar argument is immutable)",
+                          "rebind the name (s = s + 1), or pass a 0-d array, np.array(s), "
+                          "to write into the caller's value")
 
 
 def _set_masked(x, keys, value):

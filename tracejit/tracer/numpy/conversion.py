@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..errors import numpy_error
 from ..tracer import Tracer
-from ..views import in_order, set_order
+from ..views import in_order, made_as_array, set_order
 from .lifting import astype, lift, reshape
 from .rules import dt, requested_dtype
 
@@ -31,7 +31,7 @@ def _convert(obj, dtype, copy, ndmin=0, order=None) -> Tracer:
         set_order(x, "F")
     if ndmin > x.ndim:
         x = reshape(x, (1,) * (ndmin - x.ndim) + x.shape)
-    return x
+    return made_as_array(x) if x is not obj else x
 
 
 def _order(x, order):

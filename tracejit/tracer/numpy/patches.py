@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import is_user_file
 from ..trace_state import current_trace
 from ..tracer import Tracer
-from ..views import fresh
+from ..views import fresh, made_as_array
 from . import conversion, scipy_functions
 from .lifting import constant
 from .shapes import full
@@ -80,6 +80,10 @@ def _creating(original):
         trace = current_trace()
         if trace is None or kwargs.get("like") is not None or not _from_user():
             return original(*args, **kwargs)
+        return made_as_array(made(*args, **kwargs))
+
+    def made(*args, **kwargs):
+        trace = current_trace()
         if original is _NUMPY["full"] and _holds_tracer(args[1:2] or kwargs.get("fill_value")):
             shape = args[0] if args else kwargs["shape"]
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
