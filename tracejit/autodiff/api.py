@@ -34,7 +34,11 @@ def run(fn, inputs: list) -> list:
     """Inline fn into the enclosing trace, or run it compiled on concrete arrays."""
     if _inside_trace(inputs):
         return inline(fn, inputs)
-    return program_of(fn)(list(inputs))
+    # A compiled program takes exactly its parameters' dtypes (inline converts): a float32
+    # or integer cotangent for a float64 output is converted, as inline would.
+    return program_of(fn)([x if getattr(x, "dtype", None) == p.type.dtype.np
+                           else np.asarray(x, p.type.dtype.np)
+                           for x, p in zip(inputs, fn.params)])
 
 
 def _name(fn) -> str:
@@ -236,6 +240,13 @@ def vjp(fn, *primals, has_aux=False):
         if ct_tree != out_tree:
             raise TypeError(f"tracejit.vjp: the cotangent has structure {ct_tree}, but the "
                             f"output has structure {out_tree}")
+        for i in ct_results:    # a wrong shape would be broadcast, or fail deep in the trace
+            want = t.function.results[i].type.shape
+            if tuple(np.shape(ct_leaves[i])) != want:
+                raise ValueError(f"tracejit.vjp: cotangent {i} has shape "
+                                 f"{tuple(np.shape(ct_leaves[i]))}, but its output has shape "
+                                 f"{want}; the cotangent must have the output's shape, as "
+                                 "in JAX")
         cts = run(split.backward, list(residuals) + [ct_leaves[i] for i in ct_results])
         full = [None] * len(leaves)
         for i, c in zip(wrt, cts):
@@ -288,6 +299,15 @@ def jvp(fn, primals, tangents):
 
 
 # -- Jacobians (one pass per row or column: for small problems) ---------------------------------
+def _check_float_arg(fn, args, argnum, what):
+    """Jacobians need float inputs, as grad does (an integer one gave jacfwd a Jacobian of
+    zeros and jacrev an IndexError; JAX refuses it)."""
+    names = _arg_names(fn)
+    name = names[argnum] if names and -len(names) <= argnum < len(names) else f"args{argnum}"
+    leaves, paths, _ = flatten_with_paths(((args[argnum],), {}))
+    _check_float(leaves, [_rename(p, [name]) for p in paths], range(len(leaves)), what)
+
+
 def _with_arg(fn, args, argnum):
     def f(x):
         a = list(args)
@@ -296,11 +316,21 @@ def _with_arg(fn, args, argnum):
     return f
 
 
-def jacrev(fn, argnums: int = 0):
+def _each_argnum(transform, fn, argnums):
+    """For a tuple of argnums, a tuple of Jacobians, one per argument, as JAX's."""
+    jacs = [transform(fn, n) for n in argnums]
+    return lambda *args: tuple(j(*args) for j in jacs)
+
+
+def jacrev(fn, argnums=0):
     """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape, or, for
     an argument that is a pytree of arrays (a dict of parameters), that pytree of Jacobians,
-    as JAX's."""
+    as JAX's (a tuple of them for a tuple of argnums)."""
+    if not isinstance(argnums, int):
+        return _each_argnum(jacrev, fn, argnums)
+
     def jac(*args):
+        _check_float_arg(fn, args, argnums, "jacrev")
         x = args[argnums]
         out, pull = vjp(_with_arg(fn, args, argnums), x)
         _array_output("jacrev", out)
@@ -316,19 +346,26 @@ def jacrev(fn, argnums: int = 0):
     return jac
 
 
-def jacfwd(fn, argnums: int = 0):
+def jacfwd(fn, argnums=0):
     """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape (a pytree
-    of them for a pytree argument, as jacrev)."""
+    of them for a pytree argument, a tuple for a tuple of argnums, as jacrev)."""
+    if not isinstance(argnums, int):
+        return _each_argnum(jacfwd, fn, argnums)
+
     def jac(*args):
+        _check_float_arg(fn, args, argnums, "jacfwd")
         x = args[argnums]
         f = _with_arg(fn, args, argnums)
         leaves, tree = flatten(x)
-        zeros = [np.zeros(np.shape(leaf), np.dtype(leaf.dtype)) for leaf in leaves]
+        # a Python float argument has no .dtype (jacfwd(f)(2.0), as in JAX)
+        kinds = [np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
+                 for leaf in leaves]
+        zeros = [np.zeros(np.shape(leaf), kind) for leaf, kind in zip(leaves, kinds)]
         out = []
         for k, leaf in enumerate(leaves):
             cols = []
             for j in range(int(np.prod(np.shape(leaf)))):
-                e = np.zeros(int(np.prod(np.shape(leaf))), np.dtype(leaf.dtype))
+                e = np.zeros(int(np.prod(np.shape(leaf))), kinds[k])
                 e[j] = 1
                 tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
                 y = jvp(f, (x,), (unflatten(tree, tangent),))[1]

@@ -15,6 +15,8 @@ import functools
 import itertools
 import re
 
+from ..tracer.errors import EscapedTracerError, unsupported
+from ..tracer.numpy.lifting import astype, lift
 from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
@@ -26,24 +28,41 @@ _numbers = itertools.count(1)
 
 
 class CustomRule:
-    def __init__(self, fwd, bwd, in_tree, out_tree, arg_sizes: list[int]):
-        self.fwd, self.bwd = fwd, bwd
+    def __init__(self, name, fwd, bwd, in_tree, out_tree, arg_sizes: list[int]):
+        self.name, self.fwd, self.bwd = name, fwd, bwd
         self.in_tree, self.out_tree, self.arg_sizes = in_tree, out_tree, arg_sizes
         self.num_args = sum(arg_sizes)
 
-    def forward(self, xs: list[Tracer]):
+    def _closure_error(self, what):
+        return unsupported(
+            f"{what} (the custom_vjp function {self.name}'s rule sees its arguments only)",
+            "pass the traced value as an argument of the function (bwd returns its "
+            "cotangent, or None), as JAX's custom_vjp asks")
+
+    def forward(self, xs: list[Tracer], active: list[bool]):
         """Primal outputs (flat, one per call result) and the residuals, traced from fwd."""
+        if any(active[self.num_args:]):    # its gradient would be silently dropped
+            raise self._closure_error("differentiating with respect to a traced value "
+                                      "that a custom_vjp function closes over")
         args, _ = unflatten(self.in_tree, xs[:self.num_args])
-        out, res = self.fwd(*args)
+        try:
+            out, res = self.fwd(*args)
+        except EscapedTracerError as e:    # the closure's tracer is of the finished trace
+            raise self._closure_error("a custom_vjp fwd using a traced value it closes "
+                                      "over") from e
         outs, tree = flatten(out)
         if tree != self.out_tree:
             raise TypeError(f"custom_vjp: fwd returned outputs of structure {tree}, but the "
                             f"function returns {self.out_tree}")
         return outs, res
 
-    def backward(self, res, out_cts: list, outs: list[Tracer], num_operands: int) -> list:
+    def backward(self, res, out_cts: list, outs: list[Tracer], xs: list[Tracer]) -> list:
         cts = [c if c is not None else zeros_like(o) for c, o in zip(out_cts, outs)]
-        arg_cts = self.bwd(res, unflatten(self.out_tree, cts))
+        try:
+            arg_cts = self.bwd(res, unflatten(self.out_tree, cts))
+        except EscapedTracerError as e:
+            raise self._closure_error("a custom_vjp bwd using a traced value it closes "
+                                      "over") from e
         if not isinstance(arg_cts, tuple):
             raise TypeError("custom_vjp: bwd must return a tuple with one cotangent per "
                             f"argument, got {type(arg_cts).__name__}")
@@ -51,9 +70,26 @@ class CustomRule:
             raise TypeError(f"custom_vjp: bwd returned {len(arg_cts)} cotangents for "
                             f"{len(self.arg_sizes)} arguments")
         flat = []
-        for n, ct in zip(self.arg_sizes, arg_cts):
-            flat += [None] * n if ct is None else flatten(ct)[0]
-        return flat + [None] * (num_operands - len(flat))
+        for k, (n, ct) in enumerate(zip(self.arg_sizes, arg_cts)):
+            leaves = [None] * n if ct is None else flatten(ct)[0]
+            if len(leaves) != n:
+                raise TypeError(f"custom_vjp {self.name}: bwd returned {len(leaves)} arrays "
+                                f"for argument {k}, which holds {n}")
+            flat += leaves
+        return [self._as_operand(c, x, i) for i, (c, x) in enumerate(zip(flat, xs))] + \
+            [None] * (len(xs) - len(flat))
+
+    def _as_operand(self, ct, x: Tracer, i: int):
+        """A cotangent of x's shape and dtype (a wrong shape would become the gradient's)."""
+        if ct is None or not x._value.type.dtype.is_float:
+            return None
+        ct = lift(ct, x._trace)
+        if tuple(ct.shape) != tuple(x.shape):
+            raise ValueError(f"custom_vjp {self.name}: bwd returned a cotangent of shape "
+                             f"{tuple(ct.shape)} for argument leaf {i} of shape "
+                             f"{tuple(x.shape)}; it must have the argument's shape (sum over "
+                             "broadcast dims), as in JAX")
+        return ct if ct.dtype == x.dtype else astype(ct, x.dtype)
 
 
 def rule_for(call_op) -> CustomRule | None:
@@ -93,5 +129,5 @@ class custom_vjp:
         if name is None:
             name = self._names[key] = f"{self.__name__}.custom_vjp{next(_numbers)}"
         out, body, out_tree = call_traced(self.fun, args, {}, name)
-        _RULES[name] = CustomRule(self.fwd, self.bwd, in_tree, out_tree, sizes)
+        _RULES[name] = CustomRule(self.__name__, self.fwd, self.bwd, in_tree, out_tree, sizes)
         return out

@@ -5,17 +5,16 @@ tangent per operand, None where it is zero.
 Ops linear in some operands (layout ops, ``reduce_sum``, ``cumsum``, ``take``, ``scatter_add``,
 ``pad``, ``concatenate``, ``where``) apply themselves to the tangents: see :func:`linear`. Tie
 conventions match vjp_rules.py (ties of reduce_max/min share the tangent equally); ``cumprod``
-is exact with zeros, ``sort`` gathers the tangent through the sorting permutation.
+is exact with zeros at every order, ``sort`` gathers the tangent through the sorting permutation.
 """
 from __future__ import annotations
 
 from ..ir import dtypes, ops
 from ..ir.registry import rule_table
-from ..tracer.numpy.arithmetic import where
 from ..tracer.numpy.gather import take_along_axis
 from ..tracer.numpy.lifting import astype
 from .build import add_any, expand, kept_dims, mask, op, sum_axes, zeros_like
-from .vjp_rules import cumprod_parts, prod_partial
+from .vjp_rules import cumprod_levels, prod_partial, shift
 
 JVP_RULES, jvp_rule = rule_table()
 # Ops holding regions (control flow, control_rules.py): ``rule(op, operands, tangents) ->
@@ -71,10 +70,9 @@ def _(ts, x, out, axes):
 @jvp_rule(ops.cumprod)
 def _(ts, x, out, axis):
     (t,) = ts
-    before, first, safe, tail, head = cumprod_parts(x, axis)
-    t_first = expand(sum_axes(where(first, t, 0.0), [axis]), x.shape, kept_dims(x.ndim, [axis]))
-    running = op(ops.cumsum, where(before, t / safe, 0.0), axis=axis)
-    return where(before, out * running, head * t_first * tail)
+    for c, d in cumprod_levels(x, axis):
+        t = t * shift(c, d, axis, 1) + c * shift(t, d, axis, 0)
+    return t
 
 
 @jvp_rule(ops.sort)

@@ -13,6 +13,8 @@ Conventions at points where the derivative is not defined:
   ``fmod`` likewise with trunc (x - trunc(x/y)*y).
 - ``hypot`` at (0, 0): 0 for both operands (no NaN).
 - ``copysign(x, y)``: d/dx = +-1 (whether the sign of x flips), d/dy = 0.
+- ``logaddexp`` with infinities: the limits (1 and 0 at (inf, 1)), and 1/2 each at (-inf,
+  -inf) and (inf, inf), the limit along x == y (JAX gives NaN there).
 """
 from __future__ import annotations
 
@@ -147,7 +149,12 @@ def _(x, y, out):
 
 
 @partials(ops.logaddexp)
-def _(x, y, out): return [np.exp(x - out), np.exp(y - out)]
+def _(x, y, out):
+    # exp(x - out) is logistic(x - y): finite where x or y is infinite (exp(inf - inf) is NaN),
+    # and 1/2 each where x and y are one infinity, so log-space code whose masked entries are
+    # logaddexp(-inf, -inf) gets no NaN gradient.
+    d = where((x == y) & np.isinf(x), 0.0, x - y)
+    return [op(ops.logistic, d), op(ops.logistic, -d)]
 
 
 @partials(ops.fmod)

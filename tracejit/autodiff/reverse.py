@@ -49,7 +49,7 @@ def record(fn: Function, inputs: list[Tracer], wrt: Sequence[int]):
         rule = custom.rule_for(o) if live and o.opdef is ops.call else None
         res = None
         if rule is not None:
-            outs, res = rule.forward(xs)
+            outs, res = rule.forward(xs, [v in active for v in o.operands])
         elif live and o.opdef in REGION_VJP_RULES:   # res: the op's own pullback
             outs, res = REGION_VJP_RULES[o.opdef](o, xs, [v in active for v in o.operands])
         else:
@@ -83,7 +83,7 @@ def record(fn: Function, inputs: list[Tracer], wrt: Sequence[int]):
 
 def _backprop(o, xs, outs, out_cts, rule, res, operand_active) -> list:
     if rule is not None:
-        return rule.backward(res, out_cts, outs, len(xs))
+        return rule.backward(res, out_cts, outs, xs)
     if o.opdef is ops.optimization_barrier:
         return out_cts
     if o.opdef in REGION_VJP_RULES:

@@ -5,11 +5,13 @@ Conventions:
 - ``broadcast_in_dim`` is undone by summing over the new and the size-1-expanded dims.
 - ``take`` (gather) transposes to ``scatter_add`` into zeros; ``scatter_add`` to ``take``.
 - ``reduce_max`` / ``reduce_min`` split the cotangent equally among tied extremes (as JAX).
-- ``reduce_prod`` is exact with zeros in the input (no division by a zero element).
+- ``reduce_prod`` is exact with zeros in the input at every order (products of the others,
+  no division).
 - ``where`` routes the cotangent to the chosen branch; the condition has none.
 - ``convert`` converts the cotangent back (an integer or bool operand has none).
 - ``cumsum`` transposes to the reversed running sum of the cotangent.
-- ``cumprod`` is exact with zeros in the input (no division by a zero element).
+- ``cumprod`` is differentiated as a log-depth scan of products (as JAX): exact with zeros
+  in the input at every order.
 - ``sort`` scatters the cotangent back through the sorting permutation (argsort).
 - ``call`` (checkpoint) and ``optimization_barrier`` are handled in reverse.py.
 """
@@ -158,28 +160,46 @@ def _(ct, x, out, axis):
     return [op(ops.rev, op(ops.cumsum, op(ops.rev, ct, dims=[axis]), axis=axis), dims=[axis])]
 
 
-def cumprod_parts(x, axis):
-    """What cumprod's derivatives need, exact when x holds zeros. Along the axis, with z the
-    first zero: d out_k / d x_i is out_k / x_i for i < z (``before``; ``safe`` is x there, 1
-    elsewhere); for i = z (``first``) it is ``head`` (the product of x before z) times
-    ``tail``_k (the running product of x after z, 1 up to z); for i > z it is 0."""
-    zero = x == 0.0
-    seen = op(ops.cumsum, mask(zero, x), axis=axis)      # zeros up to and including here
-    before, first = seen == 0.0, zero & (seen == 1.0)
-    safe = where(before, x, 1.0)
-    tail = op(ops.cumprod, where(before | first, 1.0, x), axis=axis)
-    head = expand(op(ops.reduce_prod, safe, axes=[axis]), x.shape, kept_dims(x.ndim, [axis]))
-    return before, first, safe, tail, head
+def shift(x, d, axis, fill):
+    """x moved d places up along axis: out[i] = x[i - d], ``fill`` for i < d."""
+    n = x.shape[axis]
+    d = min(d, n)
+    kept = op(ops.slice, x, starts=[0] * x.ndim,
+              stops=[n - d if a == axis else m for a, m in enumerate(x.shape)],
+              steps=[1] * x.ndim)
+    return op(ops.pad, kept, scalar(fill, x.dtype),
+              low=[d if a == axis else 0 for a in range(x.ndim)], high=[0] * x.ndim,
+              interior=[0] * x.ndim)
+
+
+def unshift(x, d, axis):
+    """The transpose of shift(x, d, axis, 0): out[i] = x[i + d], 0 for i + d >= n."""
+    kept = op(ops.slice, x, starts=[d if a == axis else 0 for a in range(x.ndim)],
+              stops=list(x.shape), steps=[1] * x.ndim)
+    return op(ops.pad, kept, scalar(0, x.dtype), low=[0] * x.ndim,
+              high=[d if a == axis else 0 for a in range(x.ndim)], interior=[0] * x.ndim)
+
+
+def cumprod_levels(x, axis):
+    """The running product as a log-depth scan (Hillis-Steele: c <- c * c shifted by 1, 2,
+    4, ...), as JAX differentiates cumprod: each level's (c, d). Its derivatives are built of
+    mul, slice and pad, whose own derivatives are exact, so every order of derivative is exact
+    where x holds zeros (a division by x, or a mask of where the zeros are, is exact for the
+    first derivative only)."""
+    levels, c, d = [], x, 1
+    while d < x.shape[axis]:
+        levels.append((c, d))
+        c = c * shift(c, d, axis, 1)
+        d *= 2
+    return levels
 
 
 @vjp_rule(ops.cumprod)
 def _(ct, x, out, axis):
-    before, first, safe, tail, head = cumprod_parts(x, axis)
-    later = op(ops.rev, op(ops.cumsum, op(ops.rev, ct * out, dims=[axis]), axis=axis),
-               dims=[axis])                              # sum over k >= i of ct_k out_k
-    at_first = expand(sum_axes(where(before, 0.0, ct * tail), [axis]), x.shape,
-                      kept_dims(x.ndim, [axis]))
-    return [where(before, later / safe, where(first, head * at_first, 0.0))]
+    # the transpose of each level's tangent map dc -> dc * shift(c) + c * shift(dc), last first
+    for c, d in reversed(cumprod_levels(x, axis)):
+        ct = ct * shift(c, d, axis, 1) + unshift(ct * c, d, axis)
+    return [ct]
 
 
 def scatter_along_axis(ct, perm, axis):
@@ -225,15 +245,19 @@ vjp_rule(ops.reduce_min)(_extreme_vjp)
 
 
 def prod_partial(x, axes):
-    """d prod(x) / d x_i = product of the other elements, exact when some are zero."""
+    """d prod(x) / d x_i = the product of the other elements: the running products from the
+    left and from the right, each stopping before i (exact with zeros, at every order)."""
     kept = kept_dims(x.ndim, axes)
-    is_zero = x == 0.0
-    zeros = expand(sum_axes(mask(is_zero, x), axes), x.shape, kept)
-    nonzero_prod = expand(op(ops.reduce_prod, where(is_zero, 1.0, x), axes=axes), x.shape,
-                          kept)
-    safe_x = where(is_zero, 1.0, x)
-    return where(zeros == 0.0, nonzero_prod / safe_x,
-                   where((zeros == 1.0) & is_zero, nonzero_prod, 0.0))
+    perm = kept + sorted(axes)
+    moved = op(ops.transpose, x, perm=perm)
+    n = int(np.prod([x.shape[a] for a in axes]))
+    flat = reshape(moved, tuple(moved.shape[:len(kept)]) + (n,))
+    last = flat.ndim - 1
+    left = shift(op(ops.cumprod, flat, axis=last), 1, last, 1)
+    right = op(ops.rev, shift(op(ops.cumprod, op(ops.rev, flat, dims=[last]), axis=last),
+                              1, last, 1), dims=[last])
+    others = reshape(left * right, moved.shape)
+    return op(ops.transpose, others, perm=[perm.index(d) for d in range(x.ndim)])
 
 
 @vjp_rule(ops.reduce_prod)

@@ -116,7 +116,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     wins = _windows(input, kernel_size, stride, padding, -np.inf, dilation)
     out = wins[0]
     for win in wins[1:]:
-        out = np.maximum(out, win)
+        # A later window wins only if strictly larger (or NaN), so on ties the gradient goes
+        # whole to the first maximum, as in PyTorch and JAX, not halved at each comparison.
+        out = np.where((win > out) | np.isnan(win), win, out)
     return out
 
 
@@ -142,7 +144,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 # -- activations ----------------------------------------------------------------------------
 
 def relu(input):
-    return np.maximum(input, 0.0)
+    # relu'(0) = 0, as torch.relu and jax.nn.relu (np.maximum's tie rule would give 0.5);
+    # NaN <= 0 is False, so NaN stays NaN.
+    return np.where(np.less_equal(input, 0), 0.0, input)
 
 
 def sigmoid(input):
