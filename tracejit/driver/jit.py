@@ -19,6 +19,7 @@ from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
 from .backend import compile_function
+from .guards import Guards
 from .entry import CompiledEntry
 from .lowered import Lowered
 from .methods import BoundSelf, unwrap_self
@@ -46,6 +47,10 @@ class JittedFunction:
         self._last = None
         self._layouts: dict = {}      # (key, strides) -> entry traced for those layouts
         self._retraces = Retraces(fn, self._sig)
+        # Globals and closure values the traces baked in (guards.py): checked on every call,
+        # a change forgets every trace; None until the first trace
+        self._guards: Guards | None = None
+        self._guard_changes: list = []
         self.trace_count = 0
         # Held while tracing/compiling and while _cache, _fast and the traced keys change, so
         # threads making first calls at once trace once; the cached paths only read (lock-free).
@@ -68,6 +73,11 @@ class JittedFunction:
     def __call__(self, *args, **kwargs):
         if config.disable_jit:
             return self.fn(*unwrap_self(args), **kwargs)
+        guards = self._guards
+        if guards is not None:
+            changes = guards.changed()
+            if changes is not None:
+                self._forget(changes)
         if not kwargs:
             # Fastest path: the entry used last, for positional ndarray arguments. Its compiled
             # code checks dtypes and shapes and raises if they are not its own; the types are
@@ -143,9 +153,12 @@ class JittedFunction:
                     _, paths, _ = flatten_with_paths((dyn_args, dyn_kwargs))
                     abstract_leaf(leaf, _rename(paths[i], self._sig.arg_names))
             if self._retraces.keys:
-                self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count)
+                self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count,
+                                    self._guard_changes)
+            self._guard_changes = []
         traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None)
         self.trace_count += 1
+        self._guards = Guards(self.fn) or None
         program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
                                    device_results=self._device_results, remat=self.remat)
         entry = CompiledEntry(traced, program)
@@ -161,6 +174,16 @@ class JittedFunction:
             entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves,
                                                           key)
         return Lowered(entry, self.remat)
+
+    def _forget(self, changes: list) -> None:
+        """A global or closure value the traces read has changed: trace again on the next
+        call, whatever the arguments (guards.py)."""
+        with self._lock:
+            self._cache.clear()
+            self._fast.clear()
+            self._layouts.clear()
+            self._last = None
+            self._guard_changes = self._guard_changes + changes
 
     def clear_cache(self):
         with self._lock:

@@ -96,10 +96,11 @@ class Retraces:
         self.changes: collections.Counter = collections.Counter()
         self.warned = False
 
-    def note(self, key, dyn_args, dyn_kwargs, trace_count: int):
+    def note(self, key, dyn_args, dyn_kwargs, trace_count: int, guarded=()):
         """Before trace number ``trace_count + 1``: print why (TRACEJIT_EXPLAIN_RETRACE) and
-        warn once the function has traced ``config.retrace_warn`` times."""
-        changes = explain(self.sig, self.keys[-1], key, dyn_args, dyn_kwargs)
+        warn once the function has traced ``config.retrace_warn`` times. ``guarded``: the
+        globals and closure values that changed (guards.py), (name, what) pairs."""
+        changes = explain(self.sig, self.keys[-1], key, dyn_args, dyn_kwargs) + list(guarded)
         for arg, _ in changes:
             self.changes[arg] += 1
         name = getattr(self.fn, "__qualname__", "function")
@@ -111,8 +112,8 @@ class Retraces:
             self.warned = True
             culprit = ", ".join(a for a, _ in self.changes.most_common(3))
             warnings.warn(
-                f"tracejit: {name} has been traced {trace_count + 1} times; the argument "
-                f"that keeps changing is {culprit}. Each new shape, dtype, structure or static "
-                "value traces again. Keep shapes fixed (pad batches), or set "
+                f"tracejit: {name} has been traced {trace_count + 1} times; what keeps "
+                f"changing is {culprit}. Each new shape, dtype, structure or static value, and "
+                "each new value of a global or closure variable it reads, traces again. Keep shapes fixed (pad batches), or set "
                 "TRACEJIT_EXPLAIN_RETRACE=1 to see every change.", RetraceWarning,
                 stacklevel=_user_stacklevel())

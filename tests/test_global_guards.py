@@ -1,0 +1,154 @@
+"""A jitted function traces again when a global or closure value it read changes (guards.py),
+as torch.compile does; jax.jit would keep the old value silently."""
+import numpy as np
+
+import tracejit as tj
+from tracejit.config import config
+
+SCALE = 2.0
+OFFSET = np.ones(3)
+FLAG = True
+NAN = float("nan")
+
+
+def scaled_sum(x):
+    return (x * SCALE).sum()
+
+
+def helper(x):
+    return x + 1
+
+
+def uses_helper(x):
+    return helper(x) * 2
+
+
+def test_a_changed_global_scalar_traces_again():
+    global SCALE
+    SCALE = 2.0
+    f = tj.jit(scaled_sum)
+    x = np.ones(3)
+    assert f(x) == 6.0
+    SCALE = 3.0
+    assert f(x) == 9.0
+    assert f.trace_count == 2
+    SCALE = 2.0
+
+
+def test_an_equal_value_in_a_new_object_does_not_trace_again():
+    global SCALE
+    f = tj.jit(scaled_sum)
+    x = np.ones(3)
+    f(x)
+    SCALE = float("2.0")          # another float object, the same value
+    f(x)
+    assert f.trace_count == 1
+
+
+def test_grad_called_outside_jit_sees_a_changed_global():
+    global SCALE
+    SCALE = 2.0
+    g = tj.grad(scaled_sum)
+    x = np.ones(3)
+    np.testing.assert_array_equal(g(x), [2.0, 2.0, 2.0])
+    SCALE = 4.0
+    np.testing.assert_array_equal(g(x), [4.0, 4.0, 4.0])
+    SCALE = 2.0
+
+
+def test_a_redefined_helper_function_is_used():
+    """A notebook cell run again redefines a helper: the next call uses the new one."""
+    global helper
+    original = helper
+    f = tj.jit(uses_helper)
+    x = np.zeros(2)
+    np.testing.assert_array_equal(f(x), [2.0, 2.0])
+
+    def helper(x):                # noqa: F811
+        return x + 10
+    try:
+        np.testing.assert_array_equal(f(x), [20.0, 20.0])
+    finally:
+        helper = original
+
+
+def test_a_global_array_rebound_to_another_is_used():
+    global OFFSET
+    original = OFFSET
+    f = tj.jit(lambda x: x + OFFSET)
+    x = np.zeros(3)
+    np.testing.assert_array_equal(f(x), [1, 1, 1])
+    OFFSET = np.full(3, 5.0)
+    try:
+        np.testing.assert_array_equal(f(x), [5, 5, 5])
+    finally:
+        OFFSET = original
+
+
+def test_a_closure_variable_rebound_traces_again():
+    c = 2.0
+
+    def inner(x):
+        return x * c
+    f = tj.jit(inner)
+    x = np.ones(2)
+    np.testing.assert_array_equal(f(x), [2, 2])
+    c = 5.0
+    np.testing.assert_array_equal(f(x), [5, 5])
+
+
+def test_a_branch_on_a_global_flag_follows_the_flag():
+    global FLAG
+
+    def f(x):
+        return x + 1 if FLAG else x - 1
+    jf = tj.jit(f)
+    x = np.zeros(2)
+    np.testing.assert_array_equal(jf(x), [1, 1])
+    FLAG = False
+    try:
+        np.testing.assert_array_equal(jf(x), [-1, -1])
+    finally:
+        FLAG = True
+    np.testing.assert_array_equal(jf(x), [1, 1])
+
+
+def test_a_nan_global_does_not_trace_again_on_every_call():
+    f = tj.jit(lambda x: x + NAN)
+    x = np.zeros(2)
+    for _ in range(3):
+        assert np.isnan(f(x)).all()
+    assert f.trace_count == 1
+
+
+def test_a_jitted_method_sees_a_changed_global():
+    global SCALE
+
+    class Model:
+        @tj.jit
+        def __call__(self, x):
+            return x * SCALE
+    m = Model()
+    x = np.ones(2)
+    SCALE = 2.0
+    np.testing.assert_array_equal(m(x), [2, 2])
+    SCALE = 7.0
+    try:
+        np.testing.assert_array_equal(m(x), [7, 7])
+    finally:
+        SCALE = 2.0
+
+
+def test_the_retrace_explanation_names_the_changed_global(capsys, monkeypatch):
+    global SCALE
+    monkeypatch.setattr(config, "explain_retrace", True)
+    f = tj.jit(scaled_sum)
+    x = np.ones(3)
+    SCALE = 2.0
+    f(x)
+    SCALE = 3.0
+    try:
+        f(x)
+    finally:
+        SCALE = 2.0
+    assert "global SCALE: 2.0 -> 3.0" in capsys.readouterr().err

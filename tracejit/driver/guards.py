@@ -1,0 +1,194 @@
+"""Guards on the Python values a jitted function reads from its globals and closures.
+
+A trace bakes in every value it reads that is not an argument: a global ``lr = 0.1`` becomes
+a constant of the program, a global helper function is inlined as it was. jax.jit does the
+same and documents it as a sharp edge; torch.compile guards on such values and compiles again
+when one changes, and so does tracejit: after ``lr = 0.2`` (or a notebook cell that redefines
+a helper) the next call traces again instead of silently using the old value.
+
+What is guarded: the names the function's code reads as globals or closure variables (its
+nested lambdas' and functions' too), and those of the user's Python functions reached that
+way (the helpers it calls, a function that ``grad`` or ``jit`` wraps), to a small depth.
+Scalars (Python numbers, bools, strings, None, NumPy scalars) are guarded by value, anything
+else by identity (an array or a model rebound to a new one, a function redefined); modules
+are not guarded. What a guard cannot see: an array changed in place (``w[0] = 5``) and a
+value inside a container (``cfg["lr"] = 0.2``) keep their traced values, as in jax.jit: pass
+them as arguments.
+
+Cost per call: one identity check per guarded name; a value is fingerprinted only when the
+object bound to its name is not the one seen last.
+"""
+from __future__ import annotations
+
+import sysconfig
+import types
+
+import numpy as np
+
+from ..tracer.errors import _is_internal
+
+_MISSING = object()
+_MAX_DEPTH = 3
+_MAX_FUNCTIONS = 64
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+class Guards:
+    """The guarded names of one function, with the values seen at its last check."""
+
+    def __init__(self, fn):
+        self._labels: list[str] = []
+        self._getters: list = []
+        _Collector(self).visit(fn, 0)
+        self._seen = [get() for get in self._getters]
+        self._prints = [_fingerprint(v) for v in self._seen]
+
+    def __bool__(self) -> bool:
+        return bool(self._getters)
+
+    def add(self, label: str, getter) -> None:
+        self._labels.append(label)
+        self._getters.append(getter)
+
+    def changed(self) -> list[tuple[str, str]] | None:
+        """(name, "old -> new") for each guarded value that changed since the last check (and
+        remember the new ones), or None."""
+        out = None
+        seen = self._seen
+        for i, get in enumerate(self._getters):
+            v = get()
+            if v is seen[i]:
+                continue
+            fp = _fingerprint(v)
+            if fp != self._prints[i]:
+                out = out or []
+                out.append((self._labels[i], _change(seen[i], v)))
+                self._prints[i] = fp
+            seen[i] = v
+        return out
+
+
+class _Collector:
+    def __init__(self, guards: Guards):
+        self.guards = guards
+        self.visited: set = set()
+
+    def visit(self, fn, depth: int) -> None:
+        fn = _python_function(fn)
+        if fn is None or id(fn) in self.visited or depth > _MAX_DEPTH \
+                or len(self.visited) >= _MAX_FUNCTIONS:
+            return
+        self.visited.add(id(fn))
+        code = fn.__code__
+        internal = _is_library(code.co_filename)
+        # A library's or tracejit's own function (grad's wrapper) is only a way through to
+        # the user's functions it holds: its closure is followed, its values not guarded.
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            v = _cell_value(cell)
+            if internal:
+                self.visit(v, depth + 1)
+            else:
+                self.watch(f"{name} (a variable {fn.__name__} closes over)",
+                           _cell_getter(cell), v, depth)
+        if internal:
+            return
+        g = fn.__globals__
+        for name in sorted(_global_names(code)):
+            if name in g:
+                self.watch(f"global {name}", _global_getter(g, name), g[name], depth)
+
+    def watch(self, label: str, getter, value, depth: int) -> None:
+        if isinstance(value, types.ModuleType):
+            return
+        self.guards.add(label, getter)
+        self.visit(value, depth + 1)
+
+
+def _python_function(obj):
+    """The Python function behind ``obj`` (a function, a jitted or transformed one), or
+    None."""
+    for _ in range(4):
+        if isinstance(obj, types.FunctionType):
+            return obj
+        if isinstance(obj, types.MethodType):
+            obj = obj.__func__
+            continue
+        if isinstance(obj, type):
+            return None
+        try:            # any object: its __getattr__ may do anything, or raise
+            inner = getattr(obj, "__wrapped__", None)
+            if inner is None and type(obj).__name__ == "JittedFunction":
+                inner = obj.fn
+        except Exception:                                          # noqa: BLE001
+            return None
+        if inner is None:
+            return None
+        obj = inner
+    return None
+
+
+def _global_names(code) -> set:
+    """The names ``code`` and the code nested in it may read as globals (co_names also holds
+    attribute names: harmless, those rarely name a global)."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _is_library(filename: str) -> bool:
+    if _is_internal(filename):
+        return True
+    return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
+
+
+def _global_getter(g: dict, name: str):
+    def get():
+        return g.get(name, _MISSING)
+    return get
+
+
+def _cell_getter(cell):
+    def get():
+        try:
+            return cell.cell_contents
+        except ValueError:          # not yet assigned
+            return _MISSING
+    return get
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _fingerprint(v):
+    """What a change is judged by: the value of a scalar (floats by their bits: -0.0 is not
+    0.0, and NaN is NaN), the identity of anything else."""
+    if isinstance(v, _SCALARS):
+        if isinstance(v, float):
+            return (float, v.hex())
+        if isinstance(v, complex):
+            return (complex, v.real.hex(), v.imag.hex())
+        if isinstance(v, np.generic):
+            return (type(v), v.tobytes())
+        return (type(v), v)
+    return ("id", id(v))
+
+
+def _change(old, new) -> str:
+    if isinstance(old, _SCALARS) and isinstance(new, _SCALARS):
+        return f"{old!r} -> {new!r}"
+    if old is _MISSING or new is _MISSING:
+        return "defined" if old is _MISSING else "deleted"
+    if isinstance(old, _SCALARS) or isinstance(new, _SCALARS):
+        return f"{_short(old)} -> {_short(new)}"
+    return f"rebound to another {type(new).__name__}"
+
+
+def _short(v) -> str:
+    return repr(v) if isinstance(v, _SCALARS) else f"a {type(v).__name__}"
