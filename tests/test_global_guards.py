@@ -152,3 +152,19 @@ def test_the_retrace_explanation_names_the_changed_global(capsys, monkeypatch):
     finally:
         SCALE = 2.0
     assert "global SCALE: 2.0 -> 3.0" in capsys.readouterr().err
+
+
+def test_vjp_and_jvp_see_a_changed_global():
+    global SCALE
+    x = np.ones(3)
+    SCALE = 2.0
+    _, back = tj.vjp(scaled_sum, x)
+    np.testing.assert_array_equal(back(1.0)[0], [2, 2, 2])
+    assert tj.jvp(scaled_sum, (x,), (x,))[1] == 6.0
+    SCALE = 3.0
+    try:
+        _, back = tj.vjp(scaled_sum, x)
+        np.testing.assert_array_equal(back(1.0)[0], [3, 3, 3])
+        assert tj.jvp(scaled_sum, (x,), (x,))[1] == 9.0
+    finally:
+        SCALE = 2.0

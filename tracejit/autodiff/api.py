@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from ..driver import jit, leaf_key, program_of
+from ..driver.guards import Guards
 from ..ir import dtypes
 from ..tracer.errors import call_error
 from ..tracer.pytree import flatten, flatten_with_paths, unflatten
@@ -201,6 +202,15 @@ def grad(fn, argnums=0, has_aux=False):
 _vjp_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _vjp_traces(fn) -> dict:
+    """The traces vjp keeps for ``fn`` by argument signature, forgotten when a global or
+    closure value they read changes (driver/guards.py), as jit's are."""
+    held = _vjp_cache.get(fn)
+    if held is None or (held[0] is not None and held[0].changed() is not None):
+        held = _vjp_cache[fn] = (Guards(fn) or None, {})
+    return held[1]
+
+
 def _vjp_prepare(fn, primals, has_aux):
     leaves, in_tree = flatten((primals, {}))
     t = trace(_with_aux(fn, has_aux, "vjp"), primals, {}, _name(fn), _arg_names(fn))
@@ -222,13 +232,13 @@ def vjp(fn, *primals, has_aux=False):
     if not _inside_trace(leaves):
         key = (in_tree, tuple(map(leaf_key, leaves)), has_aux)
         try:
-            prepared = _vjp_cache.setdefault(fn, {}).get(key)
+            prepared = _vjp_traces(fn).get(key)
         except TypeError:
             key = None
     if prepared is None:
         prepared = _vjp_prepare(fn, primals, has_aux)
         if not _inside_trace(leaves) and key is not None:
-            _vjp_cache[fn][key] = prepared
+            _vjp_cache[fn][1][key] = prepared
     t, in_tree, out_tree, wrt, ct_results, split = prepared
     n = len(t.function.results)
     fwd = run(split.forward, leaves + list(t.captured))
