@@ -13,15 +13,17 @@ import math
 
 import numpy as np
 
-from ...ir import ops
+from ...ir import dtypes, ops
 from ..errors import numpy_error, unsupported
-from .arithmetic import equal, greater_equal, less_equal, multiply, subtract, where
+from .arithmetic import (absolute, equal, greater_equal, less_equal, multiply, not_equal, power,
+                         subtract, where)
 from .gather import gather_linear, take
 from .lifting import broadcast_to, convert, emit, lift, lift_all, reshape
 from .math_functions import sqrt
+from .reductions import amax, amin
 from .reductions import any as reduce_any
 from .reductions import sum as reduce_sum
-from .rules import broadcast_shapes, dt, normalize_axis, result_dtype
+from .rules import broadcast_shapes, dt, normalize_axes, normalize_axis, result_dtype
 from .shapes import iota, transpose
 
 
@@ -33,7 +35,9 @@ def matmul(a, b, _name="matmul"):
                           "multiply by a scalar with * instead")
     target = result_dtype(a, b)
     if target.is_bool:
-        raise unsupported("matmul of bool arrays", "convert them to a numeric dtype")
+        # NumPy's bool product is an or of ands: whether the count of true terms is nonzero
+        count = matmul(convert(a, dtypes.int64), convert(b, dtypes.int64), _name)
+        return not_equal(count, np.int64(0))
     a, b = convert(a, target), convert(b, target)
     a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
@@ -67,8 +71,15 @@ def matmul(a, b, _name="matmul"):
     return reshape(out, shape)
 
 
+def _arrays(a, b):
+    """Both operands lifted as np.asarray makes them, as np.dot, np.inner, np.outer, np.vdot
+    and np.tensordot convert theirs: a Python number is an int64/float64 array, not a weak
+    scalar as in a ufunc (np.dot(float32 array, 2.5) is float64)."""
+    return lift_all(*(np.asarray(x) if isinstance(x, (bool, int, float)) else x for x in (a, b)))
+
+
 def dot(a, b):
-    a, b = lift_all(a, b)
+    a, b = _arrays(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.ndim <= 2 and b.ndim <= 2:
@@ -78,7 +89,7 @@ def dot(a, b):
 
 
 def tensordot(a, b, axes=2):
-    a, b = lift_all(a, b)
+    a, b = _arrays(a, b)
     if isinstance(axes, (int, np.integer)):
         if not 0 <= axes <= builtins.min(a.ndim, b.ndim):
             raise numpy_error(ValueError, f"tensordot: axes={axes} for shapes {a.shape} and "
@@ -105,39 +116,155 @@ def tensordot(a, b, axes=2):
 
 
 def outer(a, b):
+    a, b = _arrays(a, b)
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
 def vdot(a, b):
     """Sums in the operands' result_type as NumPy's does (int8 wraps around; bool is logical
     or), where np.sum would promote to int64. A Python scalar is an array to it (int64)."""
-    a, b = lift_all(*(np.asarray(x) if isinstance(x, (bool, int, float)) else x for x in (a, b)))
+    a, b = _arrays(a, b)
     if a.size != b.size:
         raise numpy_error(ValueError, f"vdot: vectors have different lengths ({a.size} and "
                           f"{b.size} elements, shapes {a.shape} and {b.shape})",
                           "both operands must have the same number of elements")
-    p = multiply(reshape(a, (-1,)), reshape(b, (-1,)))
-    return reduce_any(p) if dt(p).is_bool else reduce_sum(p, dtype=dt(p))
+    return _sum_of_products(reshape(a, (-1,)), reshape(b, (-1,)), 0)
 
 
 def inner(a, b):
+    """np.inner: a 0-d operand multiplies, as in np.dot."""
+    a, b = _arrays(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
     return tensordot(a, b, ([-1], [-1]))
 
 
 def vecdot(a, b):
-    return reduce_sum(multiply(a, b), axis=-1)
+    """np.vecdot, the gufunc ``(n),(n)->()``: the last axes' sizes must be equal (not
+    broadcast), and it sums in the operands' result_type (int8 wraps; bool is an or of ands),
+    where np.sum would promote to int64."""
+    a, b = lift_all(a, b)
+    for i, x in enumerate((a, b)):
+        if x.ndim == 0:
+            raise numpy_error(ValueError, f"vecdot: Input operand {i} does not have enough "
+                              "dimensions (has 0, gufunc core with signature (n),(n)->() "
+                              "requires 1)", "pass arrays of at least one dimension")
+    if a.shape[-1] != b.shape[-1]:
+        raise numpy_error(ValueError, "vecdot: Input operand 1 has a mismatch in its core "
+                          "dimension 0, with gufunc signature (n),(n)->() (size "
+                          f"{b.shape[-1]} is different from {a.shape[-1]})",
+                          "the last axes must have equal sizes")
+    return _sum_of_products(a, b, -1)
+
+
+def _sum_of_products(a, b, axis):
+    """sum(a * b) over ``axis`` as NumPy's dot loops compute it: in the operands' result_type
+    (an or of ands for bool), except that float16 products are float32 and their sum is
+    rounded to float16 once (HALF_dot), not after each product."""
+    d = result_dtype(a, b)
+    if d.is_bool:
+        return reduce_any(multiply(a, b), axis=axis)
+    if d.is_float and d.bits < 32:
+        wide = multiply(convert(a, dtypes.float32), convert(b, dtypes.float32))
+        return convert(reduce_sum(wide, axis=axis), d)
+    return reduce_sum(multiply(a, b), axis=axis, dtype=d)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """np.linalg.norm: the 2-norm (Frobenius for matrices) only."""
-    if ord not in (None, 2, "fro") or (ord == 2 and axis is None and lift(x).ndim > 1):
-        raise unsupported(f"np.linalg.norm(ord={ord!r})", "use ord=None (the 2-norm)")
+    """np.linalg.norm, step by step as NumPy's (integers and bools as float64 first, so int8
+    squares do not wrap): every vector ord; the matrix ords None, 'fro', 1, -1, inf and -inf.
+    The matrix 2, -2 and 'nuc' norms need singular values, which no op computes: refused, so
+    that they are not answered with the Frobenius norm."""
     x = lift(x)
-    return sqrt(reduce_sum(multiply(x, x), axis, keepdims))
+    if not dt(x).is_float:
+        x = convert(x, dtypes.float64)
+    nd = x.ndim
+    if axis is None and (ord is None or (isinstance(ord, str) and ord in ("f", "fro") and
+                                         nd == 2) or (ord == 2 and nd == 1)):
+        out = sqrt(reduce_sum(multiply(x, x)))
+        return reshape(out, (1,) * nd) if keepdims else out
+    if axis is None:
+        axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):
+        try:
+            axis = (int(axis),)
+        except Exception:
+            raise numpy_error(TypeError, "'axis' must be None, an integer or a tuple of "
+                              f"integers (np.linalg.norm got {axis!r})",
+                              "pass an int or a tuple") from None
+    if len(axis) == 1:
+        return _vector_norm(x, ord, axis, keepdims)
+    if len(axis) != 2:
+        raise numpy_error(ValueError, "Improper number of dimensions to norm. (np.linalg.norm "
+                          f"over axes {axis})", "a norm is over one axis (a vector norm) or "
+                          "two (a matrix norm); np.linalg.vector_norm takes any number")
+    row, col = normalize_axis(axis[0], nd), normalize_axis(axis[1], nd)
+    if row == col:
+        raise numpy_error(ValueError, "Duplicate axes given. (np.linalg.norm)",
+                          "name two different axes")
+    named = isinstance(ord, str)
+    if (named and ord == "nuc") or (not named and ord in (2, -2)):
+        raise unsupported(f"np.linalg.norm(ord={ord!r}) of matrices (it needs singular "
+                          "values)", "use ord=None ('fro'), 1, -1, np.inf or -np.inf, or a "
+                          "vector norm (an int axis)")
+    if ord is None or (named and ord in ("fro", "f")):
+        out = sqrt(reduce_sum(multiply(x, x), (row, col)))
+    elif not named and ord in (1, -1, np.inf, -np.inf):
+        # 1-norms: the largest (smallest) column sum of |x|; inf-norms: of the row sums
+        summed, kept = (row, col) if ord in (1, -1) else (col, row)
+        sums = reduce_sum(absolute(x), summed)
+        kept -= kept > summed
+        out = amax(sums, kept, initial=0) if ord > 0 else amin(sums, kept)
+    else:
+        raise numpy_error(ValueError, f"Invalid norm order for matrices. (np.linalg.norm(ord="
+                          f"{ord!r}) over axes {axis})", "use None, 'fro', 'nuc', 1, -1, 2, "
+                          "-2, np.inf or -np.inf")
+    if keepdims:
+        out = reshape(out, [1 if i in (row, col) else n for i, n in enumerate(x.shape)])
+    return out
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    """NumPy's vector norms of a float ``x`` over the one axis in ``axis``."""
+    if isinstance(ord, str):
+        raise numpy_error(ValueError, f"Invalid norm order '{ord}' for vectors",
+                          "'fro' and 'nuc' are matrix norms: give two axes, or use ord=None")
+    if ord == np.inf:
+        return amax(absolute(x), axis, keepdims, initial=0)
+    if ord == -np.inf:
+        return amin(absolute(x), axis, keepdims)
+    if ord == 0:
+        return reduce_sum(convert(not_equal(x, 0), dt(x)), axis, keepdims)
+    if ord == 1:
+        return reduce_sum(absolute(x), axis, keepdims)
+    if ord is None or ord == 2:
+        return sqrt(reduce_sum(multiply(x, x), axis, keepdims))
+    powered = convert(power(absolute(x), ord), dt(x))           # NumPy: absx **= ord
+    out = reduce_sum(powered, axis, keepdims)
+    return convert(power(out, np.reciprocal(ord, dtype=dt(out).np)), dt(out))
 
 
 def vector_norm(x, axis=None, keepdims=False, ord=2):
-    return norm(x, None if ord == 2 else ord, axis, keepdims)
+    """np.linalg.vector_norm: np.linalg.norm over one axis, of ``x`` flattened (``axis``
+    None) or with a tuple's axes merged into one, as NumPy computes it."""
+    x = lift(x)
+    shape = list(x.shape)
+    if axis is None:
+        y, one = reshape(x, (-1,)), 0
+    elif isinstance(axis, tuple):
+        axes = [normalize_axis(a, x.ndim) for a in axis]
+        rest = [i for i in range(x.ndim) if i not in axes]
+        y = reshape(transpose(x, axes + rest), (math.prod(shape[i] for i in axes),)
+                    + tuple(shape[i] for i in rest))
+        one = 0
+    else:
+        y, one = x, axis
+    out = norm(y, ord, one)
+    if keepdims:
+        for i in normalize_axes(tuple(range(x.ndim)) if axis is None else axis, x.ndim):
+            shape[i] = 1
+        out = reshape(out, shape)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from .linalg import diag
 from .linalg_solvers import batched
 from .math_functions import exp, isfinite, isnan, log, log1p
 from .reductions import amax, sum as reduce_sum
-from .rules import dt, float_result, normalize_axes
+from .rules import dt, float_result, has_tracer, normalize_axes
 from .shapes import full, squeeze, swapaxes
 
 # -- scipy.special ufuncs: float32 stays float32, everything else computes in float64 --------
@@ -89,8 +89,15 @@ def _logsumexp(a, b, axes, return_sign):
         a = where(equal(b, 0), np.asarray(-np.inf, d.np), a)
     a_max = amax(a, axes, keepdims=True)
     at_max = equal(a, a_max)
+    # The maximum's terms, each exp(a - a_max) = exp(0) = 1: the same count as the mask would
+    # give, but varying with a, so that out = log(sum(b exp(a - a_max))) + a_max, which does
+    # not depend on a_max, and each derivative is the softmax's even at ties (a constant
+    # count sent the max's share through amax, split equally among ties whatever b). An
+    # infinite maximum counts 1 with no derivative (exp(inf - inf) would make it NaN).
+    shift = where(logical_and(at_max, isfinite(a)), subtract(a, a_max), np.asarray(0, d.np))
+    ones = where(at_max, exp(shift), np.asarray(0, d.np))
     a = where(at_max, np.asarray(-np.inf, d.np), a)
-    counted = convert(at_max, d) if b is None else multiply(b, convert(at_max, d))
+    counted = ones if b is None else multiply(b, ones)
     m = reduce_sum(counted, axes, keepdims=True)
     e = exp(subtract(a, a_max))
     if b is not None:
@@ -111,9 +118,12 @@ _NORM_LOG_C = np.log(np.sqrt(2 * np.pi))     # SciPy's _norm_pdf_logC
 
 
 def _strong(x):
-    """An argument as np.asarray makes it: Python scalars become int64/float64 arrays."""
+    """An argument as np.asarray makes it: Python scalars become int64/float64 arrays, and a
+    list holding traced values is stacked (np.asarray itself would refuse them)."""
     if isinstance(x, Tracer):
         return convert(lift(x), dt(x))
+    if isinstance(x, (list, tuple)) and has_tracer(x):
+        return lift(x)
     return lift(np.asarray(x))
 
 
