@@ -17,6 +17,8 @@ any error it returns False and the caller compiles through Numba's front door
 """
 from __future__ import annotations
 
+import os
+
 import numba
 from numba.core.compiler_lock import global_compiler_lock
 
@@ -47,6 +49,12 @@ def load_cached(dispatcher, sig: tuple) -> bool:
     cache = getattr(dispatcher, "_cache", None)
     if not _supported() or cache is None or not hasattr(cache, "_load_overload"):
         return False
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    if index is not None and not os.path.exists(index):
+        # Nothing on disk (a cold cache, or a kernel compiled by codegen/direct): no need
+        # for the runtime's set-up (Numba's NRT module, compiled by LLVM: 40-80 ms of every
+        # cold process's first call)
+        return tuple(sig) in dispatcher.overloads
     with global_compiler_lock:
         if tuple(sig) in dispatcher.overloads:
             return True
