@@ -167,3 +167,27 @@ def test_norm_logpdf_takes_lists_holding_traced_values_as_scipy_does():
     want = (scipy.stats.norm.logpdf(x), scipy.stats.norm.logpdf(1.0, 0.0, [x[0], 1]))
     for g, w in zip(got, want):
         assert_same(g, w)
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("matmul", lambda a, b: np.linalg.matmul(a, b), [(2, 3, 4), (2, 4, 3)]),
+    ("vecdot", lambda a, b: np.linalg.vecdot(a, b), [(2, 3, 4), (2, 3, 4)]),
+    ("outer", lambda a, b: np.linalg.outer(a, b), [(4,), (3,)]),
+    ("tensordot", lambda a, b: np.linalg.tensordot(a, b, axes=1), [(2, 3, 4), (4, 3)]),
+    ("diagonal", lambda a: np.linalg.diagonal(a, offset=1), [(2, 3, 4)]),
+    ("trace", lambda a: np.linalg.trace(a, offset=1), [(2, 3, 4)]),
+    ("matrix_transpose", lambda a: np.linalg.matrix_transpose(a) * 2, [(2, 3, 4)]),
+    ("matrix_norm", lambda a: np.linalg.matrix_norm(a), [(2, 3, 4)]),
+    ("matrix_norm_1", lambda a: np.linalg.matrix_norm(a, ord=1, keepdims=True), [(2, 3, 4)]),
+])
+def test_np_linalg_array_api_spellings_work_over_the_last_two_axes(name, fn, shapes):
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s) for s in shapes]
+    got, want = tracejit.jit(fn)(*args), fn(*args)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_np_linalg_outer_refuses_non_vectors_as_numpy():
+    with pytest.raises(ValueError, match="one-dimensional"):
+        tracejit.jit(lambda a, b: np.linalg.outer(a, b))(np.ones((2, 2)), np.ones(2))

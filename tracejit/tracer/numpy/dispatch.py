@@ -151,6 +151,16 @@ FUNCTIONS = {
     np.linalg.solve: linalg_solvers.solve, np.linalg.inv: linalg_solvers.inv,
     np.linalg.cholesky: linalg_solvers.cholesky, np.linalg.slogdet: linalg_solvers.slogdet,
     np.linalg.det: linalg_solvers.det,
+    # np.linalg's array-API spellings, over the last two axes where the np.* ones take 0 and 1
+    np.linalg.matmul: linalg.matmul, np.linalg.vecdot: linalg.vecdot,
+    np.linalg.outer: linalg.outer_of_vectors,
+    np.linalg.tensordot: lambda a, b, /, *, axes=2: linalg.tensordot(a, b, axes),
+    np.linalg.diagonal: lambda x, /, *, offset=0: linalg.diagonal(x, offset, -2, -1),
+    np.linalg.trace: lambda x, /, *, offset=0, dtype=None: linalg.trace(x, offset, -2, -1,
+                                                                       dtype),
+    np.linalg.matrix_transpose: lambda x, /: shapes.swapaxes(x, -1, -2),
+    np.linalg.matrix_norm: lambda x, /, *, keepdims=False, ord="fro": linalg.norm(
+        x, ord, (-2, -1), keepdims),
     # writing into arrays
     np.copyto: assignment.copyto, np.fill_diagonal: assignment.fill_diagonal,
 }
@@ -158,7 +168,8 @@ FUNCTIONS = {
 # The functions whose result is a view of their first argument in NumPy (a write into one is
 # seen through the other; views.py). Every other function's results are new arrays.
 VIEW_FUNCTIONS = {
-    np.reshape, np.ravel, np.transpose, np.matrix_transpose, np.swapaxes, np.moveaxis,
+    np.reshape, np.ravel, np.transpose, np.matrix_transpose, np.linalg.matrix_transpose,
+    np.swapaxes, np.moveaxis,
     np.squeeze, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
     np.flipud, np.rot90, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split,
     np.array_split,
@@ -166,7 +177,7 @@ VIEW_FUNCTIONS = {
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
 }
 # Read-only views that tracejit computes with a gather: they are recomputed after a write.
-GATHER_VIEWS = {np.diagonal, np.lib.stride_tricks.sliding_window_view}
+GATHER_VIEWS = {np.diagonal, np.linalg.diagonal, np.lib.stride_tricks.sliding_window_view}
 # Functions that are ufuncs underneath: their out= casts same_kind, not unsafe.
 _UFUNC_OUT = {np.clip, np.round, np.around}
 

@@ -120,6 +120,16 @@ def outer(a, b):
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
+def outer_of_vectors(a, b):
+    """np.linalg.outer: np.outer of 1-D operands only (np.outer ravels the others)."""
+    a, b = _arrays(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise numpy_error(ValueError, "np.linalg.outer: Input arrays must be one-dimensional, "
+                          f"but they are x1.ndim={a.ndim} and x2.ndim={b.ndim}",
+                          "use np.outer (which ravels them) or broadcasting")
+    return outer(a, b)
+
+
 def vdot(a, b):
     """Sums in the operands' result_type as NumPy's does (int8 wraps around; bool is logical
     or), where np.sum would promote to int64. A Python scalar is an array to it (int64)."""
