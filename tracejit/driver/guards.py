@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import sysconfig
 import types
+from itertools import repeat
+from operator import attrgetter, is_, itemgetter
 
 import numpy as np
 
 from ..tracer.errors import _is_internal
 
 _MISSING = object()
+_CONTENTS = attrgetter("cell_contents")
 _MAX_DEPTH = 3
 _MAX_FUNCTIONS = 64
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
@@ -38,26 +41,56 @@ class Guards:
     """The guarded names of one function, with the values seen at its last check."""
 
     def __init__(self, fn):
-        self._labels: list[str] = []
-        self._getters: list = []
+        self._globals: dict = {}         # id(globals dict) -> (the dict, [(name, label)])
+        self._cells: list = []           # (cell, label)
         _Collector(self).visit(fn, 0)
-        self._seen = [get() for get in self._getters]
+        # values are read in this order: each globals dict's names, then the cells
+        self._reads = [(g, tuple(n for n, _ in names), itemgetter(*[n for n, _ in names]))
+                       for g, names in self._globals.values()]
+        self._labels = [label for _, names in self._globals.values() for _, label in names]
+        self._labels += [label for _, label in self._cells]
+        self._cell_list = tuple(c for c, _ in self._cells)
+        self._seen = self._read()
         self._prints = [_fingerprint(v) for v in self._seen]
 
     def __bool__(self) -> bool:
-        return bool(self._getters)
+        return bool(self._labels)
 
-    def add(self, label: str, getter) -> None:
-        self._labels.append(label)
-        self._getters.append(getter)
+    def add_global(self, g: dict, name: str, label: str) -> None:
+        self._globals.setdefault(id(g), (g, []))[1].append((name, label))
+
+    def add_cell(self, cell, label: str) -> None:
+        self._cells.append((cell, label))
+
+    def _read(self) -> list:
+        """The values bound now, read by C loops where it can (this runs on every call)."""
+        values: list = []
+        for g, names, get_all in self._reads:
+            try:
+                got = get_all(g)
+            except KeyError:                    # a name deleted
+                values += map(g.get, names, repeat(_MISSING))
+                continue
+            if len(names) == 1:
+                values.append(got)
+            else:
+                values += got
+        if self._cell_list:
+            try:
+                values += map(_CONTENTS, self._cell_list)
+            except ValueError:                  # a cell not assigned yet
+                values += map(_cell_value, self._cell_list)
+        return values
 
     def changed(self) -> list[tuple[str, str]] | None:
         """(name, "old -> new") for each guarded value that changed since the last check (and
         remember the new ones), or None."""
-        out = None
+        now = self._read()
         seen = self._seen
-        for i, get in enumerate(self._getters):
-            v = get()
+        if all(map(is_, now, seen)):
+            return None
+        out = None
+        for i, v in enumerate(now):
             if v is seen[i]:
                 continue
             fp = _fingerprint(v)
@@ -88,21 +121,16 @@ class _Collector:
             v = _cell_value(cell)
             if internal:
                 self.visit(v, depth + 1)
-            else:
-                self.watch(f"{name} (a variable {fn.__name__} closes over)",
-                           _cell_getter(cell), v, depth)
+            elif not isinstance(v, types.ModuleType):
+                self.guards.add_cell(cell, f"{name} (a variable {fn.__name__} closes over)")
+                self.visit(v, depth + 1)
         if internal:
             return
         g = fn.__globals__
         for name in sorted(_global_names(code)):
-            if name in g:
-                self.watch(f"global {name}", _global_getter(g, name), g[name], depth)
-
-    def watch(self, label: str, getter, value, depth: int) -> None:
-        if isinstance(value, types.ModuleType):
-            return
-        self.guards.add(label, getter)
-        self.visit(value, depth + 1)
+            if name in g and not isinstance(g[name], types.ModuleType):
+                self.guards.add_global(g, name, f"global {name}")
+                self.visit(g[name], depth + 1)
 
 
 def _python_function(obj):
@@ -142,21 +170,6 @@ def _is_library(filename: str) -> bool:
     if _is_internal(filename):
         return True
     return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
-
-
-def _global_getter(g: dict, name: str):
-    def get():
-        return g.get(name, _MISSING)
-    return get
-
-
-def _cell_getter(cell):
-    def get():
-        try:
-            return cell.cell_contents
-        except ValueError:          # not yet assigned
-            return _MISSING
-    return get
 
 
 def _cell_value(cell):
