@@ -168,3 +168,22 @@ def test_vjp_and_jvp_see_a_changed_global():
         assert tj.jvp(scaled_sum, (x,), (x,))[1] == 9.0
     finally:
         SCALE = 2.0
+
+
+params = 0
+
+
+def test_an_attribute_named_like_a_global_is_not_guarded():
+    """``m.params`` reads an attribute: the notebook's global ``params``, rebound every step,
+    must not make each call trace again."""
+    global params
+
+    class Holder:
+        params = 3.0
+    h = Holder()
+    f = tj.jit(lambda x: x * h.params)
+    x = np.ones(2)
+    for step in range(3):
+        params = step
+        f(x)
+    assert f.trace_count == 1

@@ -20,6 +20,7 @@ object bound to its name is not the one seen last.
 """
 from __future__ import annotations
 
+import dis
 import sysconfig
 import types
 from itertools import repeat
@@ -157,9 +158,10 @@ def _python_function(obj):
 
 
 def _global_names(code) -> set:
-    """The names ``code`` and the code nested in it may read as globals (co_names also holds
-    attribute names: harmless, those rarely name a global)."""
-    names = set(code.co_names)
+    """The names ``code`` and the code nested in it read as globals: LOAD_GLOBAL's (not
+    co_names, which also holds attribute names: ``model.params`` must not guard a notebook's
+    global ``params``, rebound on every step)."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names |= _global_names(c)
