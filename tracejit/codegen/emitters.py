@@ -53,7 +53,7 @@ def emit(*opdefs):
     return register("scalar", *opdefs)
 
 
-def _wrap(op, expr):
+def wrapped(op, expr):
     """int32 arithmetic in Numba widens to int64: cast back, which wraps like NumPy."""
     dt = op.results[0].dtype
     return f"{scalar_type(dt)}({expr})" if dt.is_int and dt.name != "int64" else f"({expr})"
@@ -75,19 +75,24 @@ def scalar_expr(op, *args) -> str:
 
 
 # -- arithmetic ------------------------------------------------------------------------------
+def _int64(op, fn: str, a, b):
+    """int64 + - * through runtime's wrapping helpers (Numba's own may not wrap), else None."""
+    return f"{fn}({a}, {b})" if op.results[0].dtype.name == "int64" else None
+
+
 @emit(ops.add)
 def _(op, a, b):
-    return _wrap(op, f"{a} + {b}")
+    return _int64(op, "wadd", a, b) or wrapped(op, f"{a} + {b}")
 
 
 @emit(ops.sub)
 def _(op, a, b):
-    return _wrap(op, f"{a} - {b}")
+    return _int64(op, "wsub", a, b) or wrapped(op, f"{a} - {b}")
 
 
 @emit(ops.mul)
 def _(op, a, b):
-    return _wrap(op, f"{a} * {b}")
+    return _int64(op, "wmul", a, b) or wrapped(op, f"{a} * {b}")
 
 
 @emit(ops.div)
@@ -97,29 +102,29 @@ def _(op, a, b):
 
 @emit(ops.floor_divide)
 def _(op, a, b):
-    return f"({a} // {b})" if _t(op).is_float else _wrap(op, f"ifloordiv({a}, {b})")
+    return f"({a} // {b})" if _t(op).is_float else wrapped(op, f"ifloordiv({a}, {b})")
 
 
 @emit(ops.remainder)
 def _(op, a, b):
-    return f"({a} % {b})" if _t(op).is_float else _wrap(op, f"iremainder({a}, {b})")
+    return f"({a} % {b})" if _t(op).is_float else wrapped(op, f"iremainder({a}, {b})")
 
 
 @emit(ops.power)
 def _(op, a, b):
     if _t(op).is_float:
         return f"{scalar_type(_t(op))}({a} ** {b})"
-    return _wrap(op, f"ipow({a}, {b})")
+    return wrapped(op, f"ipow({a}, {b})")
 
 
 @emit(ops.neg)
 def _(op, a):
-    return _wrap(op, f"-{a}")
+    return wrapped(op, f"-{a}")
 
 
 @emit(ops.abs)
 def _(op, a):
-    return _wrap(op, f"abs({a})")
+    return wrapped(op, f"abs({a})")
 
 
 @emit(ops.sign)
@@ -129,7 +134,7 @@ def _(op, a):
         # NumPy's sign of -0.0 is +0.0
         return (f"({a} if {a} != {a} else ({lit(t, 1)} if {a} > 0 else "
                 f"({lit(t, -1)} if {a} < 0 else {lit(t, 0)})))")
-    return _wrap(op, f"({a} > 0) - ({a} < 0)")
+    return wrapped(op, f"({a} > 0) - ({a} < 0)")
 
 
 @emit(ops.maximum)
@@ -198,7 +203,7 @@ def _(op, a, b):
 
 @emit(ops.fmod)
 def _(op, a, b):
-    return f"{scalar_type(_t(op))}(np.fmod({a}, {b}))" if _t(op).is_float else _wrap(
+    return f"{scalar_type(_t(op))}(np.fmod({a}, {b}))" if _t(op).is_float else wrapped(
         op, f"ifmod({a}, {b})")
 
 
@@ -233,7 +238,7 @@ _BIT = {ops.logical_and: "&", ops.logical_or: "|", ops.logical_xor: "^",
 @emit(*_BIT)
 def _(op, a, b):
     expr = f"{a} {_BIT[op.opdef]} {b}"
-    return f"bool({expr})" if _t(op).is_bool else _wrap(op, expr)
+    return f"bool({expr})" if _t(op).is_bool else wrapped(op, expr)
 
 
 @emit(ops.logical_not)

@@ -2,12 +2,33 @@
 
 Each one pins down one NumPy behaviour: integer floor division, remainder and fmod by zero give 0 and
 ``INT_MIN // -1`` wraps (Numba gives 0); float -> int conversion of NaN or out-of-range values
-gives INT_MIN like NumPy on x86 (LLVM leaves it undefined); integer powers wrap.
+gives INT_MIN like NumPy on x86 (LLVM leaves it undefined); integer powers wrap; int64 + - *
+wrap (``wadd``, ``wsub``, ``wmul``).
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
+
+
+def _wrapping(name: str):
+    """int64 ``a <name> b`` that wraps like NumPy. Numba marks signed + - * "nsw" (overflow
+    undefined, for its index arithmetic), and LLVM then folds ``x + 1 > x`` to True and
+    ``bool(x * x)`` to ``x != 0``, where NumPy's int64 wraps (INT64_MAX + 1 is INT64_MIN)."""
+    @intrinsic
+    def op(typingctx, a, b):
+        if a != types.int64 or b != types.int64:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return getattr(builder, name)(*args)
+        return types.int64(types.int64, types.int64), codegen
+    op.__name__ = f"w{name}"
+    return op
+
+
+wadd, wsub, wmul = _wrapping("add"), _wrapping("sub"), _wrapping("mul")
 
 
 @njit(inline="always")

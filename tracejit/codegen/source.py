@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-FASTMATH = '{"contract"}'
 HEADER = """import math
 import numpy as np
 from numba import njit
@@ -14,7 +13,7 @@ from tracejit.codegen.mathlib import exp32, exp64, tanh32, logistic32, fmaximum,
 from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts, gammaln64, digamma64
 from tracejit.codegen.mathlib import sin32, cos32, log32, log1p32, arctan32, arctan2_32, log64
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
-from tracejit.codegen.runtime import ifmod, logaddexp32, logaddexp64, f2u64
+from tracejit.codegen.runtime import ifmod, logaddexp32, logaddexp64, f2u64, wadd, wsub, wmul
 from tracejit.codegen.half import h2f, f2h, round16, round16_64, h2f_matrix, h2f_contiguous
 from tracejit.codegen.half import h2f_sw, f2h_sw, round16_sw, round16_64_sw
 from tracejit.codegen.bfloat16 import b2f, f2b, round_bf16, round_bf16_64, b2f_matrix
@@ -80,13 +79,11 @@ def function_source(params: list[str], body: list[str]) -> str:
     """The kernel module: one ``nogil`` function over the block ``lo:hi`` (threads run blocks
     of one call at once)."""
     sig = ", ".join(params + ["lo", "hi"])
-    # A kernel that rounds to float16 after each op (NumPy's float16 arithmetic) is not
-    # contracted: where half is a native type (AVX512-FP16), LLVM narrows round16(a * b) + c
-    # to half ops and fuses the multiply into an fma, skipping the rounding NumPy does (an
-    # elementwise chain of 300000: 12223 results off by more than one float16 step).
-    rounds16 = any("round16" in line for line in body)
-    flags = (f'cache=True, nogil=True, error_model="numpy", '
-             f'fastmath={"False" if rounds16 else FASTMATH}')
+    # No fast-math flags, not even ``contract``: NumPy rounds every op, and an fma that skips
+    # one rounding turns cancellations into noise (``exp(z - z.max())`` with z = a * b was
+    # 1.001 at the max, not 1: fma(a, b, -max); a float16 chain fused round16(a * b) + c into
+    # a half fma). mathlib's helpers keep their own ``contract`` (direct/lower._fastmath_of).
+    flags = 'cache=True, nogil=True, error_model="numpy", fastmath=False'
     lines = [HEADER, f"\n@njit({flags})\ndef kernel({sig}):"]
     lines += ["    " + b for b in body or ["pass"]]
     lines.append("    return 0")

@@ -2,7 +2,8 @@
 (codegen/emitters.py ``@emit``) wherever it is valid on the device, else the override here.
 
 Overridden: every transcendental and rounding op (devicelib.py says why the CPU spellings do
-not run on the device or in the simulator) and ``logaddexp``. Ops with no device rule
+not run on the device or in the simulator), ``logaddexp``, and ``+ - *`` (the CPU's int64
+ones are LLVM intrinsics). Ops with no device rule
 (``gammaln``, ``digamma``: SciPy's algorithms in mathlib; integer ``power``: runtime.ipow is
 not inlined, and a called Numba function needs a driver to compile) make their group run on
 the CPU, with a note (placement.py).
@@ -67,8 +68,17 @@ def _sign(op, a):
 
 RULES.update({od: _unary for od in _UNARY})
 RULES.update({od: _binary for od in _BINARY})
+def _operator(symbol):
+    """+ - * as Python's operators: the CPU rules' int64 wrapping helpers (runtime.wadd...)
+    are LLVM intrinsics that the simulator cannot run."""
+    def rule(op, a, b):
+        return emitters.wrapped(op, f"{a} {symbol} {b}")
+    return rule
+
+
 RULES.update({ops.logistic: _logistic, ops.fmod: _fmod, ops.logaddexp: _logaddexp,
-              ops.sign: _sign})
+              ops.sign: _sign, ops.add: _operator("+"), ops.sub: _operator("-"),
+              ops.mul: _operator("*")})
 
 
 def device_rule_missing(op) -> str | None:

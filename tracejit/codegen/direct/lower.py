@@ -272,12 +272,14 @@ def _cached(dispatcher) -> bool:
 
 
 def _fastmath_of(dispatcher, caller: bool) -> bool:
-    """An ``inline="always"`` helper is compiled with its caller's flags (Numba inlines it
-    before lowering); any other with its own."""
+    """A helper is compiled with its own flags: mathlib's polynomials contract into fmas
+    inside kernels that do not (kernels round every op, as NumPy; source.py). Numba gives an
+    ``inline="always"`` helper its caller's flags instead; one that names none gets them here
+    too."""
     opts = dispatcher.targetoptions
-    if opts.get("inline") == "always":
-        return caller
     fm = opts.get("fastmath")
+    if opts.get("inline") == "always" and fm is None:
+        return caller
     return bool(fm) and (fm is True or "contract" in fm)
 
 
