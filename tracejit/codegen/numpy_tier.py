@@ -11,6 +11,8 @@ the chosen branch of a ``cond``, a Python loop over a ``while_loop``'s or ``scan
 """
 from __future__ import annotations
 
+import math
+
 import sys
 
 import numpy as np
@@ -149,7 +151,8 @@ def _checked_take(loc):
     a flattened array that take_along_axis and fancy indexing gather from)."""
     def take(x, idx, axis):
         n = x.shape[axis]
-        if idx.size and (idx.min() < -n or idx.max() >= n):
+        # as np.take: no index is checked where the axes before ``axis`` hold nothing
+        if idx.size and math.prod(x.shape[:axis]) and (idx.min() < -n or idx.max() >= n):
             raise IndexError(index_out_of_bounds(loc))
         return np.take(x, idx, axis=axis)
     return take

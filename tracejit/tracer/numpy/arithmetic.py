@@ -314,11 +314,16 @@ def clip(x, lo=None, hi=None):
     # NumPy 2 clips an integer array with a Python int bound beyond its range on the side that
     # changes nothing (np.clip(u8, -1, 300)), where np.minimum(u8, 300) overflows: such a bound
     # is dropped. Beyond the other side (np.clip(u8, 300, None)) it overflows, as in NumPy.
+    # np.clip is one ufunc of three operands: its dtype is their promotion taken at once
+    # (int8 with 3.0 and a float32 bound: float32; one max then one min would say float64).
     d = result_dtype(x)
     if python_int_beyond(lo, d) < 0:
         lo = None
     if python_int_beyond(hi, d) > 0:
         hi = None
+    out = result_dtype(*(v for v in (x, lo, hi) if v is not None))
+    if out != result_dtype(x):
+        x = astype(lift(x), out)
     if lo is not None:
         x = maximum(x, lo)
     if hi is not None:

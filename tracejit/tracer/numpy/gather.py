@@ -36,7 +36,10 @@ def take(x, indices, axis=None, mode="raise"):
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
     n = x.shape[axis]
-    if n == 0 and idx.size:
+    outer = math.prod(x.shape[:axis])
+    # NumPy refuses an empty axis only for a non-empty result, and checks indices only where
+    # its loop over the axes before ``axis`` runs at all
+    if n == 0 and outer * idx.size * math.prod(x.shape[axis + 1:]):
         raise numpy_error(IndexError, f"cannot do a non-empty take from an empty axis (axis "
                           f"{axis} of shape {x.shape})", "check the shape of the array")
     idx = convert(idx, dtypes.int64)
@@ -47,7 +50,7 @@ def take(x, indices, axis=None, mode="raise"):
     else:
         # The take op itself counts negative indices from the end and fails on the others.
         known = constant_value(idx)
-        if known is not None:
+        if known is not None and outer:
             check_bounds(known, n, axis)
     return emit(x._trace, ops.take, [x, idx], weak=x._weak, axis=axis)
 

@@ -71,17 +71,22 @@ def _fill_values(values, x: Tracer) -> list[list[Tracer]]:
                               "pass one traced scalar, or NumPy values per axis")
         v = convert(lift(values, x._trace), dt(x))
         return [[v, v]] * x.ndim
-    pairs = _as_pairs(np.asarray(values), x.ndim, "constant_values")
+    values = np.asarray(values)
+    pairs = _as_pairs(values, x.ndim, "constant_values")
+    # NumPy's _as_pairs keeps one or two values as NumPy scalars, which assignment casts
+    # unsafely (-1 into uint8 is 255) and takes others as Python ints, which it range-checks
+    if not (values.ndim < 3 and values.size in (1, 2) and values.shape != (2, 1)):
+        pairs = pairs.tolist()
     made: dict = {}
 
     def value(v):
         cell = np.empty((), x.dtype)
-        cell[()] = v        # NumPy's cast (and its OverflowError for ints out of range)
+        cell[()] = v        # NumPy's cast (and its OverflowError where it raises one)
         key = cell.tobytes()
         if key not in made:
             made[key] = constant(cell, trace=x._trace)
         return made[key]
-    return [[value(lo), value(hi)] for lo, hi in pairs.tolist()]
+    return [[value(lo), value(hi)] for lo, hi in pairs]
 
 
 def _index(mode: str, n: int, lo: int, hi: int) -> np.ndarray:

@@ -100,12 +100,22 @@ def var(x, axis=None, keepdims=False, ddof=0, dtype=None):
     up to the roundings of a float64 array's deviations)."""
     x = lift(x) if dtype is None else convert(lift(x), requested_dtype(dtype))
     if dt(x) == dtypes.float16:
-        m = true_divide(sum(x, axis, keepdims=True), np.asarray(_count(x, axis), np.float16))
+        m = _half_divided(sum(x, axis, keepdims=True), _count(x, axis))
     else:
         m = mean(x, axis, keepdims=True)
     d = subtract(x if dt(x).is_float else convert(x, dtypes.float64), m)
     n = builtins.max(_count(x, axis) - ddof, 0)
-    return true_divide(sum(multiply(d, d), axis, keepdims), np.asarray(n, dt(m).np))
+    total = sum(multiply(d, d), axis, keepdims)
+    if dt(total) == dtypes.float16:
+        return _half_divided(total, n)
+    return true_divide(total, np.asarray(n, dt(m).np))
+
+
+def _half_divided(total, count: int):
+    """A float16 sum divided by an element count as NumPy's var does (by an intp: in float64,
+    rounded once to float16): float16(count) is inf beyond 65504 elements."""
+    return convert(true_divide(convert(total, dtypes.float64), np.asarray(count, np.float64)),
+                   dtypes.float16)
 
 
 def std(x, axis=None, keepdims=False, ddof=0, dtype=None):
