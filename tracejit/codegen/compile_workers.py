@@ -157,6 +157,20 @@ _pool = _Pool()
 atexit.register(_pool.shutdown)
 
 
+def _new_pool_in_child():
+    """A forked child must not talk to its parent's workers (their pipes are shared, so two
+    processes' requests and answers would interleave) nor wait at exit for a compile that
+    was in flight in a parent's thread: it starts workers of its own when it needs some."""
+    global _pool
+    atexit.unregister(_pool.shutdown)   # its lock may be held by a thread the child lacks
+    _pool = _Pool()
+    atexit.register(_pool.shutdown)
+
+
+if hasattr(os, "register_at_fork"):            # POSIX only
+    os.register_at_fork(after_in_child=_new_pool_in_child)
+
+
 _thread = threading.local()
 
 

@@ -16,6 +16,7 @@ running on the last stage that works and the error is reported once.
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 import time
@@ -40,6 +41,29 @@ def _wait_for_compiles():
     # compile in flight finish first.
     for program in list(_pending):
         program._done.wait()
+
+
+def _orphaned_in_child():
+    """A forked child has no compile thread: a compile that was in flight will never finish
+    there, so it stays on the NumPy tier, and neither exit nor ``wait()`` waits for it."""
+    global _compiling, _saved_interval, _interval_lock
+    for program in list(_pending):
+        program._stages = None
+        program._done.set()
+    _pending.clear()
+    _compiling, _saved_interval, _interval_lock = 0, None, threading.Lock()
+
+
+def _before_fork():
+    # A fork waits for the compiles in flight: the child would inherit their half-done
+    # imports and the locks they hold (Numba's compiler lock), and hang or fail on its own
+    # first compile. A compile thread that forks (none does) must not wait for itself.
+    if not threading.current_thread().name.startswith("tracejit-compile"):
+        _wait_for_compiles()
+
+
+if hasattr(os, "register_at_fork"):            # POSIX only
+    os.register_at_fork(before=_before_fork, after_in_child=_orphaned_in_child)
 
 
 # While a compile runs in the background, Python's GIL switch interval is made short. Numba's

@@ -7,6 +7,7 @@ Python operators and array methods live here; NumPy functions reach it through
 """
 from __future__ import annotations
 
+import sys
 import types
 
 import numpy as np
@@ -79,6 +80,11 @@ class DeferredOperand:
         return TypeError(f"tracejit: a {type(self).__name__} cannot be used as an array here")
 
 
+# Run on the frame that asks a tracer's len(): tracer/numpy/patches.py refuses NumPy's
+# compiled random code there (np.random.shuffle), which cannot be imported here (a cycle).
+LEN_CALLER_CHECKS: list = []
+
+
 class Tracer:
     __slots__ = ("_val", "_trace", "_weak", "_loc", "_view", "_cell", "__weakref__")
     __array_priority__ = 1000
@@ -140,6 +146,8 @@ class Tracer:
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d traced array")
+        for check in LEN_CALLER_CHECKS:
+            check(sys._getframe(1))
         return self.shape[0]
 
     def __iter__(self):

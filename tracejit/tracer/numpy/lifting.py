@@ -187,6 +187,9 @@ def broadcast_to(x, shape) -> Tracer:
     shape = tuple(int(s) for s in shape)
     if x.shape == shape:
         return x
+    if any(n < 0 for n in shape):    # else the IR's type check refused it, naming no line
+        raise numpy_error(ValueError, f"cannot broadcast to the shape {shape}",
+                          "all elements of the broadcast shape must be non-negative")
     if len(shape) < x.ndim or any(
             n != 1 and n != m for n, m in zip(x.shape[::-1], shape[::-1])):
         raise numpy_error(ValueError, f"cannot broadcast an array of shape {x.shape} to the "

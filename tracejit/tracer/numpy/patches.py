@@ -45,7 +45,7 @@ import numpy as np
 
 from ..errors import is_user_file, unsupported
 from ..trace_state import current_trace
-from ..tracer import Tracer
+from ..tracer import LEN_CALLER_CHECKS, Tracer
 from ..views import fresh, made_as_array
 from . import conversion, scipy_functions
 from .lifting import constant
@@ -127,6 +127,11 @@ def _called_by_user(wrapper) -> bool:
         return True
     if isinstance(callee, str):
         return callee == wrapper.__name__
+    _refuse_draw(callee)
+    return False
+
+
+def _refuse_draw(callee):
     if isinstance(getattr(callee, "__self__", None), (np.random.Generator,
                                                       np.random.RandomState)):
         name = getattr(callee, "__name__", "a draw")
@@ -135,7 +140,19 @@ def _called_by_user(wrapper) -> bool:
             "tracing, and reused by every call",
             "draw the numbers outside the jitted function and pass them in as an argument "
             "(or pass a seed: tracejit.nn.functional.dropout hashes a seed into a mask)")
-    return False
+
+
+def refuse_random_caller(frame):
+    """``np.random.shuffle(t)`` of a tracer asks its ``len()`` from compiled code, whose
+    caller is the user's line: refused as a draw, or its permutation would be fixed while
+    tracing (NumPy only warns that a Tracer is not a Sequence)."""
+    if is_user_file(frame.f_code.co_filename):
+        callee = _callee(frame)
+        if callee is not _UNKNOWN and not isinstance(callee, str):
+            _refuse_draw(callee)
+
+
+LEN_CALLER_CHECKS.append(refuse_random_caller)
 
 
 def _converting(original, ours):
