@@ -68,3 +68,14 @@ def test_shuffling_a_traced_array_is_refused_as_a_random_draw():
         tracejit.jit(f)(np.arange(4.0))
     assert "np.random.shuffle(x)" in str(info.value)
     assert np.array_equal(tracejit.jit(lambda x: x * len(x))(np.ones(2)), [2.0, 2.0])
+
+
+def test_round_and_formatting_of_a_traced_value_say_what_to_use():
+    import numpy as np
+
+    import tracejit
+    from tracejit.tracer.errors import ConcretizationTypeError
+    for fn, hint in ((lambda x: round(x[0]), "np.round"),
+                     (lambda x: f"{x[0]:.3f}", "debug_print")):
+        with pytest.raises(ConcretizationTypeError, match=hint):
+            tracejit.jit(fn)(np.ones(2))

@@ -183,6 +183,19 @@ class Tracer:
     def __complex__(self):
         raise ConcretizationTypeError("complex() of a traced value", user_location())
 
+    def __round__(self, ndigits=None):
+        # Python's round() gives a Python number; np.round gives an array, traced
+        raise ConcretizationTypeError("round() of a traced value (use np.round(x) or "
+                                      "np.round(x, decimals))", user_location())
+
+    def __format__(self, spec):
+        # f"{x:.3f}" needs the value now; printing it as the program runs is debug_print's
+        if not spec:
+            return repr(self)
+        raise ConcretizationTypeError(f"formatting a traced value (f\"{{x:{spec}}}\"; use "
+                                      "tracejit.debug_print to print values as the program "
+                                      "runs)", user_location())
+
     def __array__(self, dtype=None, copy=None):
         raise store_into_numpy_array_error() or array_conversion_error()
 
