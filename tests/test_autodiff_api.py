@@ -293,3 +293,15 @@ def test_jacobians_of_a_pytree_argument_are_that_pytree_of_jacobians():
         np.testing.assert_allclose(got.a, want["a"], rtol=1e-12)
         with pytest.raises(TypeError, match="returning tuple"):
             jac(lambda v: (v, v))(x)
+
+
+def test_hessian_is_jacfwd_of_jacrev_and_matches_finite_differences_of_the_gradient():
+    def f(x):
+        return np.tanh(x @ np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.1]])).sum() + (x ** 3).sum()
+    x = np.array([0.3, -0.2, 0.7])
+    h = tj.hessian(f)(x)
+    g = tj.grad(f)
+    eps = 1e-6
+    fd = np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(h, h.T, rtol=1e-12)

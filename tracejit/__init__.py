@@ -8,8 +8,8 @@
     f(x, y)                            # traced once per signature, then compiled
 """
 from . import ir, lax
-from .autodiff import (checkpoint, custom_vjp, grad, jacfwd, jacrev, jvp, value_and_grad,
-                       vjp)
+from .autodiff import (checkpoint, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
+                       value_and_grad, vjp)
 from .codegen.cache import CacheWarning, clear_cache
 from .config import config
 from .debugging import debug_print
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = ["ir", "lax", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
-           "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
+           "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian",
            "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",
            "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
 

@@ -1,7 +1,7 @@
 """Automatic differentiation as IR -> IR transforms (reverse.py, forward.py), with per-op rules
 (partials.py for elementwise math, vjp_rules.py, jvp_rules.py) and the public API (api.py)."""
 from . import control_rules, linalg_rules  # register control flow's and linear algebra's
-from .api import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
+from .api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .checkpoint import checkpoint
 from .custom import custom_vjp
 from .forward import jvp_function
@@ -10,5 +10,5 @@ from .split import split_vjp
 
 del control_rules, linalg_rules
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "checkpoint",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "checkpoint",
            "custom_vjp", "vjp_function", "jvp_function", "split_vjp"]

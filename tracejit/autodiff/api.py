@@ -387,6 +387,12 @@ def jacfwd(fn, argnums=0):
     return jac
 
 
+def hessian(fn, argnums=0):
+    """The Hessian of fn's scalar output w.r.t. args[argnums]: jacfwd of jacrev, as JAX's
+    (forward over reverse: one Jacobian-vector product per input element of the gradient)."""
+    return jacfwd(jacrev(fn, argnums), argnums)
+
+
 def _array_output(name: str, out) -> None:
     if not hasattr(out, "shape") or not hasattr(out, "dtype"):
         raise call_error(f"tracejit: {name} of a function returning {type(out).__name__}",
