@@ -22,7 +22,7 @@ from .backend import compile_function
 from .guards import Guards
 from .entry import CompiledEntry
 from .lowered import Lowered
-from .methods import BoundSelf, unwrap_self
+from .methods import BoundSelf, ClassSelf, unwrap_self
 from .retrace import Retraces
 from .signature import (Signature, StaticKey, describe_leaf_key, fast_leaf_key,
                         leaf_key)
@@ -52,16 +52,33 @@ class JittedFunction:
         self._guards: Guards | None = None
         self._guard_changes: list = []
         self.trace_count = 0
+        self._owner = None            # the class of a jitted method (__set_name__)
         # Held while tracing/compiling and while _cache, _fast and the traced keys change, so
         # threads making first calls at once trace once; the cached paths only read (lock-free).
         self._lock = threading.RLock()
 
+    def __set_name__(self, owner, name):
+        self._owner = owner
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
+        return functools.partial(self, self._self_arg(obj))
+
+    def _self_arg(self, obj):
+        """A method's ``self`` as an argument: its arrays dynamic, the rest static."""
         if 0 in self._sig.static_nums or not hasattr(obj, "__dict__"):
-            return functools.partial(self, obj)
-        return functools.partial(self, BoundSelf(obj))
+            return obj
+        if isinstance(obj, type):
+            return ClassSelf(obj)
+        return BoundSelf(obj)
+
+    def _bind_unbound(self, args):
+        """``C.method(obj, x)``: the instance passed explicitly, as ``obj.method(x)`` passes
+        it (the class is known from ``__set_name__``)."""
+        if self._owner is not None and args and isinstance(args[0], self._owner):
+            return (self._self_arg(args[0]),) + tuple(args[1:])
+        return args
 
     def _key(self, args, kwargs):
         static, dyn_args, dyn_kwargs = self._sig.split(args, kwargs)
@@ -97,6 +114,7 @@ class JittedFunction:
             if entry is not None and not (entry.layout_dependent and _strided(args)):
                 self._last = entry.guarded
                 return entry(args)
+        args = self._bind_unbound(args)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
@@ -169,6 +187,7 @@ class JittedFunction:
 
     # -- inspection ---------------------------------------------------------------------------
     def lower(self, *args, **kwargs):
+        args = self._bind_unbound(args)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
         with self._lock:
             entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves,
@@ -195,8 +214,8 @@ class JittedFunction:
 
     def wait_compiled(self):
         """Wait until every signature traced so far runs compiled code (a tiered program's
-        background compile); returns self."""
-        for entry in list(self._cache.values()):
+        background compile), those traced again for other layouts too; returns self."""
+        for entry in list(self._cache.values()) + list(self._layouts.values()):
             wait = getattr(entry.program, "wait", None)
             if wait is not None:
                 wait()

@@ -100,6 +100,18 @@ register_pytree_node(BoundSelf, _flatten_self, _unflatten_self, wrap=BoundSelf,
                      set_child=_set_attribute)
 
 
+class ClassSelf:
+    """``cls`` of a jitted classmethod (``@classmethod`` over ``@jit``): a class has a
+    ``__dict__`` but is no instance to copy with traced arrays, so it is static, by identity."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+
+register_pytree_node(ClassSelf, lambda c: ([], c.obj), lambda aux, children: aux)
+
+
 def unwrap_self(args):
     """The arguments as the user's function takes them (``self`` itself, not BoundSelf)."""
-    return [a.obj if type(a) is BoundSelf else a for a in args]
+    return [a.obj if type(a) is BoundSelf or type(a) is ClassSelf else a for a in args]

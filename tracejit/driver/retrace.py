@@ -10,7 +10,7 @@ from ..config import config
 from ..tracer.errors import _is_internal
 from ..tracer.pytree import flatten_with_paths
 from ..tracer.trace_function import _rename
-from .methods import BoundSelf
+from .methods import BoundSelf, ClassSelf
 from .signature import describe_leaf_key
 
 
@@ -42,6 +42,8 @@ def _tree_changes(old, new, path: str) -> list[tuple[str, str]]:
         return []
     if old.kind == "static" and new.kind == "static":      # a str (bytes, enum) leaf changed
         return [(path, f"static value {old.aux[1]!r} -> {new.aux[1]!r}")]
+    if old.kind is ClassSelf and new.kind is ClassSelf:    # a classmethod's cls
+        return [(path, f"class {old.aux.__name__} -> {new.aux.__name__}")]
     if old.kind is BoundSelf and new.kind is BoundSelf and old.aux[1] == new.aux[1]:
         a, b = dict(old.aux[2]), dict(new.aux[2])
         out = [(f"{path}.{k}", f"static attribute {a.get(k)!r} -> {b.get(k)!r}")

@@ -156,6 +156,11 @@ class _Identity:
 
 
 def _hashable(value, name):
+    if isinstance(value, Tracer):
+        # Checked first: a Tracer is unhashable too, and "pass a tuple" would mislead.
+        raise TypeError(f"tracejit: static argument {name!r} is a traced value: the jitted "
+                        "function is called inside another trace (jit, grad) that traces "
+                        "it; make it static there too (static_argnums/static_argnames)")
     try:
         hash(value)
     except TypeError:

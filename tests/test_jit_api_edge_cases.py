@@ -1,0 +1,77 @@
+"""The jit API surface compared with NumPy running the same function: methods called every
+way Python allows, and the errors for static arguments."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+
+
+def test_classmethod_over_jit_binds_the_class():
+    """``@classmethod`` over ``@jit`` handed the class to ``__get__``, which treated it as an
+    instance to copy (``object.__new__(type)`` failed)."""
+    class Scale:
+        factor = 3.0
+
+        @classmethod
+        @tj.jit
+        def apply(cls, x):
+            return x * cls.factor
+
+    class Double(Scale):
+        factor = 2.0
+
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(Scale.apply(x), x * 3.0)
+    np.testing.assert_array_equal(Scale().apply(x), x * 3.0)
+    np.testing.assert_array_equal(Double.apply(x), x * 2.0)     # cls is static, by identity
+
+
+def test_unbound_method_call_passes_the_instance():
+    """``C.method(obj, x)`` is ``obj.method(x)`` eagerly; it refused ``obj`` as not an array,
+    and so did ``C.method.lower(obj, x)``."""
+    class Layer:
+        def __init__(self):
+            self.w, self.k = np.full(4, 2.0), 1.0
+
+        @tj.jit
+        def forward(self, x):
+            return x * self.w + self.k
+
+    layer, x = Layer(), np.arange(4.0)
+    np.testing.assert_array_equal(Layer.forward(layer, x), x * 2.0 + 1.0)
+    layer.w = np.full(4, 5.0)
+    np.testing.assert_array_equal(Layer.forward(layer, x), x * 5.0 + 1.0)
+    np.testing.assert_array_equal(layer.forward(x), x * 5.0 + 1.0)
+    assert "mul" in Layer.forward.lower(layer, x).ir
+
+
+def test_static_argument_traced_by_an_enclosing_jit_says_so():
+    """A Tracer is unhashable too: the error told to pass a tuple instead of a list."""
+    inner = tj.jit(lambda x, n: x * n, static_argnums=1)
+    outer = tj.jit(lambda x, n: inner(x, n))
+    with pytest.raises(TypeError, match="traced value"):
+        outer(np.ones(3), 2)
+    outer = tj.jit(lambda x, n: inner(x, n), static_argnums=1)
+    np.testing.assert_array_equal(outer(np.ones(3), 2), np.full(3, 2.0))
+
+
+def test_wait_compiled_waits_for_signatures_traced_again_for_layouts():
+    """A non-contiguous argument the trace read the layout of is traced again (jit's
+    ``_layouts``); ``wait_compiled`` left that program on the NumPy tier."""
+    def f(a):
+        v = a.reshape(-1)
+        v[::3] = np.exp(v[::3])
+        return a * 2
+
+    j = tj.jit(f, tiered=True)
+    y = np.arange(20.0).reshape(5, 4)
+    j(y.T.copy())
+    j.wait_compiled()
+    got, want = y.copy(), y.copy()
+    np.testing.assert_allclose(j(got.T), f(want.T), rtol=1e-12)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    j.wait_compiled()
+    tiers = [getattr(e.program, "tier", "compiled") for e in j._layouts.values()]
+    assert tiers == ["compiled"]
