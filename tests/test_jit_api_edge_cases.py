@@ -75,3 +75,13 @@ def test_wait_compiled_waits_for_signatures_traced_again_for_layouts():
     j.wait_compiled()
     tiers = [getattr(e.program, "tier", "compiled") for e in j._layouts.values()]
     assert tiers == ["compiled"]
+
+
+def test_a_dict_with_keys_of_mixed_types_is_a_pytree():
+    """Its keys do not sort with each other: ordered by type name, then value (the error
+    came from inside the pytree code)."""
+    x = np.ones(2)
+    np.testing.assert_array_equal(tj.jit(lambda d: d[1] + d["a"])({1: x, "a": 2 * x}), 3 * x)
+    out = tj.jit(lambda x: {1: x, "a": x * 2})(x)
+    np.testing.assert_array_equal(out[1], x)
+    np.testing.assert_array_equal(out["a"], 2 * x)

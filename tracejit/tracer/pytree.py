@@ -81,11 +81,20 @@ def _children(obj):
     if t is tuple or t is list:
         return t, None, list(obj), [f"[{i}]" for i in range(len(obj))]
     if t is dict:
-        keys = sorted(obj)
+        keys = _sorted_keys(obj)
         return dict, tuple(keys), [obj[k] for k in keys], [f"[{k!r}]" for k in keys]
     if isinstance(obj, STATIC_TYPES):
         return "static", (t, obj), [], []
     return None
+
+
+def _sorted_keys(d: dict) -> list:
+    """The keys in order; keys that do not compare with each other ({1: a, "a": b}: NumPy
+    code mixes them rarely, but the error came from deep inside) by type name, then value."""
+    try:
+        return sorted(d)
+    except TypeError:
+        return sorted(d, key=lambda k: (type(k).__name__, repr(k)))
 
 
 def flatten(tree, path: str = "") -> tuple[list, TreeDef]:
