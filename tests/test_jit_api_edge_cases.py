@@ -85,3 +85,14 @@ def test_a_dict_with_keys_of_mixed_types_is_a_pytree():
     out = tj.jit(lambda x: {1: x, "a": x * 2})(x)
     np.testing.assert_array_equal(out[1], x)
     np.testing.assert_array_equal(out["a"], 2 * x)
+
+
+def test_static_argnums_and_argnames_that_name_no_parameter_are_refused():
+    """As JAX: a static argument number no call can fill, or a name the function does not
+    take, is a mistake (it was silently ignored)."""
+    with pytest.raises(ValueError, match="takes only 2 positional"):
+        tj.jit(lambda x, n=2: x * n, static_argnums=3)
+    with pytest.raises(ValueError, match="name no parameter"):
+        tj.jit(lambda x, n=2: x * n, static_argnames="m")
+    np.testing.assert_array_equal(
+        tj.jit(lambda *a: a[0] * a[1], static_argnums=1)(np.ones(2), 3), [3, 3])

@@ -63,11 +63,25 @@ class Signature:
         nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums or ())
         names = {static_argnames} if isinstance(static_argnames, str) else set(
             static_argnames or ())
+        var_positional = any(p.kind == p.VAR_POSITIONAL for p in params)
+        var_keyword = any(p.kind == p.VAR_KEYWORD for p in params)
         for n in list(nums):
             if n < 0:
                 raise ValueError("static_argnums must be non-negative")
             if n < len(positional):
                 names.add(positional[n])
+            elif params and not var_positional:
+                # as JAX: a number no call can fill is a mistake, not a no-op
+                raise ValueError(f"tracejit.jit: static_argnums={sorted(nums)}, but "
+                                 f"{getattr(fn, '__name__', 'the function')} takes only "
+                                 f"{len(positional)} positional arguments")
+        if params and not var_keyword:
+            named = {p.name for p in params}
+            unknown = sorted(n for n in names if n not in named)
+            if unknown:
+                raise ValueError(f"tracejit.jit: static_argnames {unknown} name no parameter "
+                                 f"of {getattr(fn, '__name__', 'the function')} (it takes "
+                                 f"{sorted(named)})")
         for name in list(names):
             if name in positional:
                 nums.add(positional.index(name))
