@@ -75,6 +75,11 @@ def test_wait_compiled_waits_for_signatures_traced_again_for_layouts():
     j.wait_compiled()
     tiers = [getattr(e.program, "tier", "compiled") for e in j._layouts.values()]
     assert tiers == ["compiled"]
+    # stats() lists it too, with the strides it was traced for
+    stats = j.stats()
+    assert j.trace_count == len(stats) == 2
+    assert [s["strides"] is None for s in stats] == [True, False]
+    assert all(s["tier"] == "compiled" for s in stats)
 
 
 def test_a_dict_with_keys_of_mixed_types_is_a_pytree():

@@ -223,12 +223,16 @@ class JittedFunction:
 
     def stats(self) -> list[dict]:
         """Per traced signature: the tier it runs on now, how many calls each tier ran, and
-        how long compiling took (None while it compiles, or for untiered programs)."""
+        how long compiling took (None while it compiles, or for untiered programs); a
+        signature traced again for its arguments' layouts has their ``strides`` (else None)."""
+        traced = [(key, None, e) for key, e in list(self._cache.items())]
+        traced += [(key[0], key[1], e) for key, e in list(self._layouts.items())]
         out = []
-        for key, entry in list(self._cache.items()):
+        for key, strides, entry in traced:
             p = entry.program
             tiered = hasattr(p, "calls")
             out.append({"signature": [describe_leaf_key(k) for k in key[2]],
+                        "strides": strides,
                         "tier": p.tier if tiered else "compiled",
                         "calls": dict(p.calls) if tiered else None,
                         "compile_seconds": p.compile_seconds if tiered else None})
