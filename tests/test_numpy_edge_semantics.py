@@ -47,6 +47,17 @@ def assert_identical(got, want):
         np.testing.assert_array_equal(np.signbit(got)[numbers], np.signbit(want)[numbers])
 
 
+def _runs_as_eagerly_on(fn, x):
+    """Compiled and tiered: ``fn``'s results, and what it writes into the caller's array, are
+    NumPy's eager ones."""
+    want_x = x.copy()
+    want = fn(want_x)
+    for kw in ({"tiered": False}, {"tiered": True}):
+        got_x = x.copy()
+        assert_identical(tracejit.jit(fn, **kw)(got_x), want)
+        assert_identical(got_x, want_x)
+
+
 def assert_same_on_every_tier(fn, *args):
     with np.errstate(all="ignore"):
         want = fn(*args)
@@ -262,13 +273,7 @@ def test_view_of_a_traced_array_shares_its_memory():
         x[1] = -8
         return x.sum(), y[1], z[0]
 
-    x = np.arange(4.0)
-    want_x = x.copy()
-    want = f(want_x)
-    for kw in ({"tiered": False}, {"tiered": True}):
-        got_x = x.copy()
-        assert_identical(tracejit.jit(f, **kw)(got_x), want)
-        assert_identical(got_x, want_x)             # the caller's array is written, as eagerly
+    _runs_as_eagerly_on(f, np.arange(4.0))
 
 
 def test_view_as_another_dtype_is_refused_naming_the_line():
@@ -330,13 +335,7 @@ def test_astype_without_copy_returns_the_array_itself():
         return x, y
 
     for fn in (no_copy, copies):
-        x = np.arange(4.0)
-        want_x = x.copy()
-        want = fn(want_x)
-        for kw in ({"tiered": False}, {"tiered": True}):
-            got_x = x.copy()
-            assert_identical(tracejit.jit(fn, **kw)(got_x), want)
-            assert_identical(got_x, want_x)
+        _runs_as_eagerly_on(fn, np.arange(4.0))
 
 
 def test_astype_with_a_casting_rule_refuses_as_numpy_does():

@@ -42,26 +42,19 @@ class Guards:
     """The guarded names of one function, with the values seen at its last check."""
 
     def __init__(self, fn):
-        self._globals: dict = {}         # id(globals dict) -> (the dict, [(name, label)])
-        self._cells: list = []           # (cell, label)
-        _Collector(self).visit(fn, 0)
+        found = _Collector()
+        found.visit(fn, 0)
         # values are read in this order: each globals dict's names, then the cells
         self._reads = [(g, tuple(n for n, _ in names), itemgetter(*[n for n, _ in names]))
-                       for g, names in self._globals.values()]
-        self._labels = [label for _, names in self._globals.values() for _, label in names]
-        self._labels += [label for _, label in self._cells]
-        self._cell_list = tuple(c for c, _ in self._cells)
+                       for g, names in found.globals.values()]
+        self._labels = [label for _, names in found.globals.values() for _, label in names]
+        self._labels += [label for _, label in found.cells]
+        self._cell_list = tuple(c for c, _ in found.cells)
         self._seen = self._read()
         self._prints = [_fingerprint(v) for v in self._seen]
 
     def __bool__(self) -> bool:
         return bool(self._labels)
-
-    def add_global(self, g: dict, name: str, label: str) -> None:
-        self._globals.setdefault(id(g), (g, []))[1].append((name, label))
-
-    def add_cell(self, cell, label: str) -> None:
-        self._cells.append((cell, label))
 
     def _read(self) -> list:
         """The values bound now, read by C loops where it can (this runs on every call)."""
@@ -104,8 +97,11 @@ class Guards:
 
 
 class _Collector:
-    def __init__(self, guards: Guards):
-        self.guards = guards
+    """Walks a function and the user's functions it reaches, collecting what to guard."""
+
+    def __init__(self):
+        self.globals: dict = {}          # id(globals dict) -> (the dict, [(name, label)])
+        self.cells: list = []            # (cell, label)
         self.visited: set = set()
 
     def visit(self, fn, depth: int) -> None:
@@ -123,14 +119,14 @@ class _Collector:
             if internal:
                 self.visit(v, depth + 1)
             elif not isinstance(v, types.ModuleType):
-                self.guards.add_cell(cell, f"{name} (a variable {fn.__name__} closes over)")
+                self.cells.append((cell, f"{name} (a variable {fn.__name__} closes over)"))
                 self.visit(v, depth + 1)
         if internal:
             return
         g = fn.__globals__
         for name in sorted(_global_names(code)):
             if name in g and not isinstance(g[name], types.ModuleType):
-                self.guards.add_global(g, name, f"global {name}")
+                self.globals.setdefault(id(g), (g, []))[1].append((name, f"global {name}"))
                 self.visit(g[name], depth + 1)
 
 
