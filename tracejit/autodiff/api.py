@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from ..driver import jit, leaf_key, program_of
-from ..driver.guards import Guards
+from ..driver.guards import Guards, contents_changed
 from ..ir import dtypes
 from ..tracer.errors import call_error
 from ..tracer.pytree import flatten, flatten_with_paths, unflatten
@@ -71,6 +71,11 @@ class Transformed:
         if current_trace() is None:
             return self._jitted(*args, **kwargs)
         return self._traced(*args, **kwargs)
+
+    @property
+    def __tracejit_body__(self):
+        """What a call inside a trace runs (tracer/external_arrays.py follows it)."""
+        return self._traced
 
 
 # -- reverse mode -------------------------------------------------------------------------------
@@ -213,7 +218,8 @@ def _vjp_traces(fn) -> dict:
 
 def _vjp_prepare(fn, primals, has_aux):
     leaves, in_tree = flatten((primals, {}))
-    t = trace(_with_aux(fn, has_aux, "vjp"), primals, {}, _name(fn), _arg_names(fn))
+    t = trace(_with_aux(fn, has_aux, "vjp"), primals, {}, _name(fn), _arg_names(fn),
+              external_arrays=True)
     f = t.function
     out_leaves, out_tree = flatten(unflatten(t.out_tree, f.results)[0])
     n_out = len(out_leaves)
@@ -235,6 +241,8 @@ def vjp(fn, *primals, has_aux=False):
             prepared = _vjp_traces(fn).get(key)
         except TypeError:
             key = None
+        if prepared is not None and contents_changed(prepared[0].constant_arrays):
+            prepared = None
     if prepared is None:
         prepared = _vjp_prepare(fn, primals, has_aux)
         if not _inside_trace(leaves) and key is not None:

@@ -36,15 +36,24 @@ class CompiledEntry:
                         and not self._written and self._containers is None)
         self._guarded_of = self._guarded = None
         self._int_ranges = traced.int_ranges      # (only Python ints: never the fast path)
+        # Arrays the function reads from its globals and closures, passed after the arguments
+        # at every call, so that a change made in place is seen (tracer/external_arrays.py);
+        # one that is not C-contiguous is passed as a contiguous copy, as an argument is.
+        self._external = tuple(traced.captured)
+        self._contiguous = all(a.flags.c_contiguous for a in self._external)
+        if not self._contiguous:
+            self._run = _with_contiguous(self._run, len(self._external))
 
     @property
     def guarded(self):
         """The fastest call, for JittedFunction's last-used entry: no Python-side checks; it
         raises TypeError or ArgumentMismatch when the arguments do not fit (see plan.py).
         None while a tiered program still runs on NumPy."""
-        guarded = getattr(self.program, "guarded", None)
+        guarded = getattr(self.program, "guarded", None) if self._contiguous else None
         if guarded is not self._guarded_of:
             self._guarded_of = guarded
+            if guarded is not None and self._external:
+                guarded = _with_external(guarded, self._external)
             if guarded is None:
                 self._guarded = None
             elif self._single:
@@ -59,7 +68,7 @@ class CompiledEntry:
     def __call__(self, leaves, tree=None):
         if self._int_ranges:
             _check_int_ranges(leaves, self._int_ranges)
-        outs = self._run(leaves)
+        outs = self._run((*leaves, *self._external) if self._external else leaves)
         if self._single:
             return outs[0]
         if self._written:
@@ -107,6 +116,20 @@ class CompiledEntry:
             elif is_device_array(leaves[i]):
                 leaves[i].copy_to_device(value)
         return outs
+
+
+def _with_external(guarded, external: tuple):
+    def call(args):
+        return guarded(args + external)
+    return call
+
+
+def _with_contiguous(run, n: int):
+    def call(leaves):
+        leaves = list(leaves)
+        leaves[-n:] = [np.ascontiguousarray(a) for a in leaves[-n:]]
+        return run(leaves)
+    return call
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:

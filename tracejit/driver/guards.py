@@ -20,22 +20,18 @@ object bound to its name is not the one seen last.
 """
 from __future__ import annotations
 
-import dis
-import sysconfig
+import functools
 import types
 from itertools import repeat
 from operator import attrgetter, is_, itemgetter
 
 import numpy as np
 
-from ..tracer.errors import _is_internal
+from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
+                                      global_names, is_library)
 
-_MISSING = object()
 _CONTENTS = attrgetter("cell_contents")
-_MAX_DEPTH = 3
-_MAX_FUNCTIONS = 64
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
-_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
 
 
 class Guards:
@@ -63,7 +59,7 @@ class Guards:
             try:
                 got = get_all(g)
             except KeyError:                    # a name deleted
-                values += map(g.get, names, repeat(_MISSING))
+                values += map(g.get, names, repeat(MISSING))
                 continue
             if len(names) == 1:
                 values.append(got)
@@ -73,7 +69,7 @@ class Guards:
             try:
                 values += map(_CONTENTS, self._cell_list)
             except ValueError:                  # a cell not assigned yet
-                values += map(_cell_value, self._cell_list)
+                values += map(cell_value, self._cell_list)
         return values
 
     def changed(self) -> list[tuple[str, str]] | None:
@@ -96,6 +92,33 @@ class Guards:
         return out
 
 
+class ArrayContents:
+    """The small arrays traces left constants because Python code read their values (``if
+    FLAGS[0]:``; tracer/external_arrays.py lifts the others), compared byte for byte with
+    their traced contents at every call: one changed in place traces again."""
+
+    def __init__(self):
+        self._held: list = []            # (label, array, its bytes when traced)
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+    def add(self, constant_arrays: list) -> None:
+        self._held += constant_arrays
+
+    def changed(self) -> list[tuple[str, str]] | None:
+        out = [(label, "changed in place") for label, a, traced in self._held
+               if a.tobytes() != traced]
+        if not out:
+            return None
+        self._held = []                  # every trace is forgotten
+        return out
+
+
+def contents_changed(constant_arrays: list) -> bool:
+    return any(a.tobytes() != traced for _, a, traced in constant_arrays)
+
+
 class _Collector:
     """Walks a function and the user's functions it reaches, collecting what to guard."""
 
@@ -106,16 +129,16 @@ class _Collector:
 
     def visit(self, fn, depth: int) -> None:
         fn = _python_function(fn)
-        if fn is None or id(fn) in self.visited or depth > _MAX_DEPTH \
-                or len(self.visited) >= _MAX_FUNCTIONS:
+        if fn is None or id(fn) in self.visited or depth > MAX_DEPTH \
+                or len(self.visited) >= MAX_FUNCTIONS:
             return
         self.visited.add(id(fn))
         code = fn.__code__
-        internal = _is_library(code.co_filename)
+        internal = is_library(code.co_filename)
         # A library's or tracejit's own function (grad's wrapper) is only a way through to
         # the user's functions it holds: its closure is followed, its values not guarded.
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            v = _cell_value(cell)
+            v = cell_value(cell)
             if internal:
                 self.visit(v, depth + 1)
             elif not isinstance(v, types.ModuleType):
@@ -124,7 +147,7 @@ class _Collector:
         if internal:
             return
         g = fn.__globals__
-        for name in sorted(_global_names(code)):
+        for name in sorted(global_names(code)):
             if name in g and not isinstance(g[name], types.ModuleType):
                 self.globals.setdefault(id(g), (g, []))[1].append((name, f"global {name}"))
                 self.visit(g[name], depth + 1)
@@ -141,6 +164,9 @@ def _python_function(obj):
             continue
         if isinstance(obj, type):
             return None
+        if isinstance(obj, functools.partial):
+            obj = obj.func
+            continue
         try:            # any object: its __getattr__ may do anything, or raise
             inner = getattr(obj, "__wrapped__", None)
             if inner is None and type(obj).__name__ == "JittedFunction":
@@ -148,33 +174,11 @@ def _python_function(obj):
         except Exception:                                          # noqa: BLE001
             return None
         if inner is None:
-            return None
+            # a callable instance: the code that runs is its class's __call__
+            call = getattr(type(obj), "__call__", None)
+            return call if isinstance(call, types.FunctionType) else None
         obj = inner
     return None
-
-
-def _global_names(code) -> set:
-    """The names ``code`` and the code nested in it read as globals: LOAD_GLOBAL's (not
-    co_names, which also holds attribute names: ``model.params`` must not guard a notebook's
-    global ``params``, rebound on every step)."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names |= _global_names(c)
-    return names
-
-
-def _is_library(filename: str) -> bool:
-    if _is_internal(filename):
-        return True
-    return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
-
-
-def _cell_value(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _MISSING
 
 
 def _fingerprint(v):
@@ -194,8 +198,8 @@ def _fingerprint(v):
 def _change(old, new) -> str:
     if isinstance(old, _SCALARS) and isinstance(new, _SCALARS):
         return f"{old!r} -> {new!r}"
-    if old is _MISSING or new is _MISSING:
-        return "defined" if old is _MISSING else "deleted"
+    if old is MISSING or new is MISSING:
+        return "defined" if old is MISSING else "deleted"
     if isinstance(old, _SCALARS) or isinstance(new, _SCALARS):
         return f"{_short(old)} -> {_short(new)}"
     return f"rebound to another {type(new).__name__}"

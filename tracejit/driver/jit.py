@@ -19,10 +19,10 @@ from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
 from .backend import compile_function
-from .guards import Guards
+from .guards import ArrayContents, Guards
 from .entry import CompiledEntry
 from .lowered import Lowered
-from .methods import BoundSelf, ClassSelf, unwrap_self
+from .methods import BoundSelf, ClassSelf, object_state, unwrap_self
 from .retrace import Retraces
 from .signature import (Signature, StaticKey, describe_leaf_key, fast_leaf_key,
                         leaf_key)
@@ -50,12 +50,18 @@ class JittedFunction:
         # Globals and closure values the traces baked in (guards.py): checked on every call,
         # a change forgets every trace; None until the first trace
         self._guards: Guards | None = None
+        self._contents = ArrayContents()   # arrays left constants, checked at every call
         self._guard_changes: list = []
         self.trace_count = 0
         self._owner = None            # the class of a jitted method (__set_name__)
         # Held while tracing/compiling and while _cache, _fast and the traced keys change, so
         # threads making first calls at once trace once; the cached paths only read (lock-free).
         self._lock = threading.RLock()
+
+    @property
+    def __tracejit_body__(self):
+        """What a call inside another trace runs: the function itself, traced through."""
+        return self.fn
 
     def __set_name__(self, owner, name):
         self._owner = owner
@@ -67,7 +73,7 @@ class JittedFunction:
 
     def _self_arg(self, obj):
         """A method's ``self`` as an argument: its arrays dynamic, the rest static."""
-        if 0 in self._sig.static_nums or not hasattr(obj, "__dict__"):
+        if 0 in self._sig.static_nums or object_state(obj) is None:
             return obj
         if isinstance(obj, type):
             return ClassSelf(obj)
@@ -95,6 +101,10 @@ class JittedFunction:
             changes = guards.changed()
             if changes is not None:
                 self._forget(changes)
+        if self._contents:
+            changes = self._contents.changed()
+            if changes is not None:
+                self._forget(changes)
         if not kwargs:
             # Fastest path: the entry used last, for positional ndarray arguments. Its compiled
             # code checks dtypes and shapes and raises if they are not its own; the types are
@@ -116,7 +126,10 @@ class JittedFunction:
                 return entry(args)
         args = self._bind_unbound(args)
         static, dyn_args, dyn_kwargs, leaves, key = self._key(args, kwargs)
-        entry = self._cache.get(key)
+        try:
+            entry = self._cache.get(key)
+        except TypeError as e:
+            raise _unhashable_aux_error(key[0]) or e from None
         if entry is None:
             if any(type(leaf) is Tracer for leaf in leaves):
                 # Called inside another trace (grad, or an enclosing jit): trace through.
@@ -151,15 +164,15 @@ class JittedFunction:
         return entry
 
     def _trace(self, static, dyn_args, dyn_kwargs, layouts=False) -> Traced:
-        names = self._sig.arg_names
+        names, sig, fn = self._sig.arg_names, self._sig, self.fn
 
         def body(*dyn_a, **dyn_k):
-            a, k = self._sig.join(static, dyn_a, dyn_k)
-            return self.fn(*a, **k)
+            a, k = sig.join(static, dyn_a, dyn_k)
+            return fn(*a, **k)     # (a closure over fn: trace() follows it to fn's globals)
 
         statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
-                     names, statics, writes_back=True, layouts=layouts)
+                     names, statics, writes_back=True, layouts=layouts, external_arrays=True)
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
         """Trace and compile for ``key`` (None: for the arguments' own layouts, not cached
@@ -177,6 +190,7 @@ class JittedFunction:
         traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None)
         self.trace_count += 1
         self._guards = Guards(self.fn) or None
+        self._contents.add(traced.constant_arrays)
         program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
                                    device_results=self._device_results, remat=self.remat)
         entry = CompiledEntry(traced, program)
@@ -202,10 +216,12 @@ class JittedFunction:
             self._fast.clear()
             self._layouts.clear()
             self._last = None
+            self._contents = ArrayContents()
             self._guard_changes = self._guard_changes + changes
 
     def clear_cache(self):
         with self._lock:
+            self._contents = ArrayContents()
             self._cache.clear()
             self._fast.clear()
             self._layouts.clear()
@@ -286,6 +302,33 @@ def make_ir(fn, static_argnums=None, static_argnames=None):
                      sig.arg_names, writes_back=True).function
 
     return build
+
+
+def _unhashable_aux(td):
+    """The first node of the treedef ``td`` whose aux is unhashable, or None."""
+    try:
+        hash(td.aux)
+    except TypeError:
+        return td
+    for c in td.children:
+        found = _unhashable_aux(c)
+        if found is not None:
+            return found
+    return None
+
+
+def _unhashable_aux_error(treedef) -> TypeError | None:
+    """A registered pytree node whose flatten gave an unhashable aux (part of the cache key):
+    an error naming the class (was "unhashable type: 'list'" from the cache lookup)."""
+    td = _unhashable_aux(treedef)
+    if td is None:
+        return None
+    name = getattr(td.kind, "__qualname__", td.kind)
+    return TypeError(f"tracejit: the pytree node {name} flattened to the auxiliary data "
+                     f"{td.aux!r}, of the unhashable type {type(td.aux).__name__}; it is part "
+                     "of jit's cache key, so it must be hashable.\nWhat to do: make the "
+                     f"flatten function registered for {name} return a hashable aux (a tuple "
+                     "instead of a list, a frozenset instead of a set).")
 
 
 def _strided(leaves) -> bool:

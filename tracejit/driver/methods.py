@@ -5,6 +5,8 @@ object's attributes as they treat any other argument.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..tracer.pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
@@ -75,8 +77,38 @@ def _unflatten_partitioned(aux, children):
 register_pytree_node(_Partitioned, _flatten_partitioned, _unflatten_partitioned)
 
 
+@functools.lru_cache(maxsize=None)
+def _slot_names(cls) -> tuple:
+    """The attribute names of the slots of ``cls`` and its bases (private ones mangled)."""
+    names = []
+    for c in cls.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        for k in (slots,) if isinstance(slots, str) else slots:
+            if k in ("__dict__", "__weakref__"):
+                continue
+            if k.startswith("__") and not k.endswith("__"):
+                k = f"_{c.__name__.lstrip('_')}{k}"
+            names.append(k)
+    return tuple(names)
+
+
+def object_state(obj) -> dict | None:
+    """An object's attributes, its ``__dict__``'s and its slots' (a slotted class, or a class
+    deriving from one: vars() alone missed them); None where it has neither (a namedtuple)."""
+    slots = _slot_names(type(obj))
+    if not slots:
+        return vars(obj) if hasattr(obj, "__dict__") else None
+    state = dict(vars(obj)) if hasattr(obj, "__dict__") else {}
+    for k in slots:
+        try:
+            state[k] = getattr(obj, k)
+        except AttributeError:          # a slot not assigned
+            pass
+    return state if state or hasattr(obj, "__dict__") else None
+
+
 def _flatten_self(b: BoundSelf):
-    state = vars(b.obj)
+    state = object_state(b.obj)
     dyn = sorted(k for k, v in state.items() if _is_array_tree(v) or _holds_arrays(v))
     static = tuple((k, StaticKey(v)) for k, v in sorted(state.items()) if k not in dyn)
     return [state[k] if _is_array_tree(state[k]) else _Partitioned(state[k]) for k in dyn], (
@@ -86,8 +118,12 @@ def _flatten_self(b: BoundSelf):
 def _unflatten_self(aux, children):
     cls, dyn, static = aux
     obj = object.__new__(cls)
-    obj.__dict__.update({k: v.value for k, v in static})
-    obj.__dict__.update(zip(dyn, children))
+    slots = _slot_names(cls)
+    for k, v in [(k, v.value) for k, v in static] + list(zip(dyn, children)):
+        if k in slots:
+            object.__setattr__(obj, k, v)   # (as __dict__.update: no __setattr__ of cls)
+        else:
+            obj.__dict__[k] = v
     return obj
 
 

@@ -49,9 +49,25 @@ def abstract_leaf(leaf, path: str = "") -> tuple[TensorType, bool]:
         return TensorType(_argument_dtype(np.dtype(leaf.dtype), name), tuple(leaf.shape)), False
     raise call_error(
         f"tracejit: argument {name} has type {type(leaf).__name__}, which is not an array.",
-        "pass NumPy arrays, Python numbers, or tuples/lists/dicts of them (strings, bytes "
-        "and enum members in them are static values already); mark other arguments static "
-        "with static_argnums=... or static_argnames=...")
+        container_hint(leaf, name) + "pass NumPy arrays, Python numbers, or tuples/lists/dicts "
+        "of them (strings, bytes and enum members in them are static values already); mark "
+        "other arguments static with static_argnums=... or static_argnames=...")
+
+
+def container_hint(x, name: str) -> str:
+    """For a container that is no pytree (a dict, list or tuple subclass such as OrderedDict
+    or defaultdict, a dataclass): what to pass instead, as the start of a hint; else ""."""
+    for base in (dict, list, tuple):
+        if isinstance(x, base):
+            return (f"{type(x).__name__} is a {base.__name__} subclass, and only plain "
+                    f"{base.__name__}s{' and namedtuples' if base is tuple else ''} are "
+                    f"pytrees: pass {base.__name__}"
+                    f"({name}), or register {type(x).__name__} with "
+                    "tracejit.register_pytree_node; ")
+    if hasattr(type(x), "__dataclass_fields__"):
+        return (f"register the dataclass {type(x).__name__} with "
+                "tracejit.register_pytree_node to pass its arrays; ")
+    return ""
 
 
 def is_device_array(x) -> bool:

@@ -13,13 +13,14 @@ from ..ir.passes import dce
 from .arguments import abstract_leaf
 from .views import argument_root
 from .container_writes import ContainerWrites, first_change, record, snapshot
-from .errors import unsupported
+from .errors import TracerError, unsupported
+from .external_arrays import SMALL_CONSTANT_ARRAY, ExternalArrays
 from .leaks import check_no_leaks
 from .numpy.patches import numpy_sees_tracers
 from .numpy.lifting import convert, lift, trace_of
 from .pytree import TreeDef, flatten, flatten_with_paths, unflatten
-from .trace_state import Trace
-from .tracer import Tracer
+from .trace_state import Trace, current_trace
+from .tracer import DeferredOperand, Tracer
 
 
 _UNDER_TRANSFORM = "under a transform (grad, vjp, jvp, checkpoint, autocast)"
@@ -65,6 +66,10 @@ class Traced:
     scalar_kinds: tuple | None = None
     # Every leaf's name (x, params['w']), for messages
     leaf_names: list = field(default_factory=list)
+    # Arrays read from globals and closures left constants where Python code needed their
+    # values (external_arrays.py): (label, array, its bytes when traced), for the caller to
+    # trace again when one changes in place
+    constant_arrays: list = field(default_factory=list)
 
     @property
     def n_results(self) -> int:
@@ -76,14 +81,48 @@ class Traced:
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
           roots: tuple = (), writes_back: bool = False, layouts: bool = False,
-          context: str = _UNDER_TRANSFORM) -> Traced:
+          context: str = _UNDER_TRANSFORM, external_arrays: bool = False) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
     function wrote into back to them, and changes its containers as the function changed the
     arguments' (jit); otherwise either is an error. ``layouts``: array arguments have their
     own strides (else each is taken as C-contiguous), see views.argument_root. ``context``:
-    where ``fn`` runs, for the refusal of a write that cannot be written back."""
+    where ``fn`` runs, for the refusal of a write that cannot be written back.
+    ``external_arrays``: in a top-level trace, the writeable arrays ``fn`` reads from its
+    globals and closures become parameters after the arguments', the arrays themselves in
+    ``Traced.captured`` for the caller to pass at every call (external_arrays.py); where
+    Python code needed one's values, ``fn`` is traced again with the small ones as constants
+    (``Traced.constant_arrays``, whose contents the caller checks), then with all."""
+    if not (external_arrays and current_trace() is None):
+        return _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
+                      None)
+    once = functools.partial(_trace, fn, args, kwargs, name, arg_names, roots, writes_back,
+                             layouts, context)
+    try:
+        return once(1)
+    except _NeedsConstants as e:
+        if e.smallest_lifted <= SMALL_CONSTANT_ARRAY:
+            try:
+                return once(SMALL_CONSTANT_ARRAY + 1)
+            except _NeedsConstants:
+                pass
+    return once(float("inf"))
+
+
+class _NeedsConstants(Exception):
+    """A trace with lifted arrays failed where Python code needed a value (``if W[0] > 0``,
+    ``W.tolist()``) or an op refused one: it is made again with more of them constants."""
+
+    def __init__(self, smallest_lifted: int):
+        super().__init__()
+        self.smallest_lifted = smallest_lifted
+
+
+def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
+           constant_below) -> Traced:
+    """One trace; ``constant_below``: None to leave every array ``fn`` reads from outside a
+    constant, else lift those of at least this many elements."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
     names = [_rename(p, arg_names) for p in paths]
     with Trace(name) as tr:
@@ -97,11 +136,25 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
         originals = [t._val for t in tracers]
         a, k = unflatten(in_tree, tracers)
         before = snapshot((a, k), in_tree)
-        with numpy_sees_tracers():
-            out = fn(*a, **k)
+        externals = (ExternalArrays(tr, _param_name, constant_below)
+                     if constant_below is not None else None)
+        run = externals.shadow(fn) if externals else fn
+        try:
+            with numpy_sees_tracers():
+                out = run(*a, **k)
+            out_leaves, out_tree = flatten(out)
+            _check_results(out, out_leaves, name)
+            results = [lift(x, tr) for x in out_leaves]
+        except TracerError as e:
+            if externals is not None and externals.tracers:
+                raise _NeedsConstants(externals.smallest_lifted()) from e
+            raise
+        if externals is not None and (w := externals.written()) is not None:
+            raise unsupported(f"a function that writes into {w[0]}, an array it reads from "
+                              "outside itself (x[i] = v, x += y, out=x)",
+                              "pass the array as an argument (jit copies the writes back into"
+                              " it), or write into a copy", loc=w[1])
         rename = functools.partial(_rename, arg_names=arg_names)
-        out_leaves, out_tree = flatten(out)
-        results = [lift(x, tr) for x in out_leaves]
         check_no_leaks(tr, [(n, x) for n, x in zip(arg_names or (), args) if x is not None]
                        + [(f"args[{i}]", x) for i, x in enumerate(args[len(arg_names or ()):])]
                        + [(n, x) for n, x in kwargs.items()] + list(roots))
@@ -129,17 +182,52 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
                        for j in written if x is tracers[j]}
     values = ([r._value for r in results] + [tracers[i]._value for i in written]
               + [v._value for v in container_values])
-    function = verify(dce(tr.finish(values)))
-    return Traced(function, out_tree, [r._weak for r in results], tr.captured, repeats,
+    function, captured = dce(tr.finish(values)), tr.captured
+    if externals is not None and externals.tracers:
+        function, captured = _without_unused(function, len(leaves), captured)
+    function = verify(function)
+    return Traced(function, out_tree, [r._weak for r in results], captured, repeats,
                   written, [names[i] for i in written], containers, returns_written,
                   tr.read_layout, [(i, d, loc) for i, v in enumerate(originals)
                                    for d, loc in tr.int_casts.get(v, ())], written_at,
-                  scalar_kinds(leaves) if tr.read_scalar_kind else None, names)
+                  scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
+                  externals.constants if externals is not None else [])
+
+
+def _without_unused(function: Function, n_leaves: int, captured: list):
+    """The trace's lifted arrays that no op reads dropped (a global the function read on a
+    path it did not take, or only for its shape)."""
+    used = {v for op in function.ops for v in op.operands} | set(function.results)
+    keep = [i for i, p in enumerate(function.params[n_leaves:]) if p in used]
+    if len(keep) == len(captured):
+        return function, captured
+    params = function.params[:n_leaves] + [function.params[n_leaves + i] for i in keep]
+    return (Function(function.name, params, function.ops, function.results),
+            [captured[i] for i in keep])
 
 
 def scalar_kinds(leaves) -> tuple:
     """Which leaves are NumPy scalars (what a trace may depend on: Traced.scalar_kinds)."""
     return tuple(isinstance(x, np.generic) for x in leaves)
+
+
+_RESULT_LEAVES = (Tracer, bool, int, float, np.ndarray, np.generic, DeferredOperand)
+
+
+def _check_results(out, out_leaves, name: str) -> None:
+    """A result that is no array (a generator, a map, a dataclass): an error naming the
+    function and the result, not "an operand of type ..." pointing at the caller's line."""
+    if all(isinstance(x, _RESULT_LEAVES) for x in out_leaves):
+        return
+    _, paths, _ = flatten_with_paths(out)
+    i = next(i for i, x in enumerate(out_leaves) if not isinstance(x, _RESULT_LEAVES))
+    x, where = out_leaves[i], (f" (result{paths[i]})" if paths[i] else "")
+    lazy = hasattr(x, "__next__") or isinstance(x, (range, map, filter, zip))
+    raise unsupported(
+        f"a {type(x).__name__} as a result of {name}{where}, not an array,",
+        "consume it inside the function: return tuple(...) or np.stack(list(...))" if lazy
+        else "return arrays, Python numbers, strings, or tuples/lists/dicts/namedtuples of "
+        "them; register a class of your own with tracejit.register_pytree_node")
 
 
 def _rename(path: str, arg_names: list[str] | None) -> str:

@@ -150,6 +150,12 @@ class Tracer:
             check(sys._getframe(1))
         return self.shape[0]
 
+    def __contains__(self, value):
+        # (without it Python iterates and bool()s each comparison: an error naming if/while)
+        raise ConcretizationTypeError("`value in x` of a traced array x (a Python bool)",
+                                      user_location(), "For a traced boolean, write "
+                                      "(x == value).any().")
+
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d traced array")
@@ -430,6 +436,14 @@ class Tracer:
 
     def copy(self, order="C"):
         return made_as_array(self._new_root())
+
+    # copy.copy / copy.deepcopy: a new array, as ndarray's (the default copied the slots, so a
+    # copy of a view shared its memory; deepcopy copied the whole trace)
+    def __copy__(self):
+        return self if self._weak else self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     def _new_root(self):
         # A new array: a new root, no longer seeing writes into this one (views.py).

@@ -1,0 +1,241 @@
+"""Arrays a jitted function reads from its globals and closures are read at every call, as
+eagerly: a change made in place between calls (an optimizer's ``W -= lr * dW``) is seen
+(tracer/external_arrays.py)."""
+import numpy as np
+import pytest
+
+import tracejit
+from tracejit.tracer.errors import UnsupportedError
+
+W = np.ones((3, 3))
+B = np.zeros(3)
+SCALE = np.array(2.0)
+FROZEN = np.arange(3.0)
+FROZEN.flags.writeable = False
+FLAGS = np.array([1, 0, 1])
+WF = np.asfortranarray(np.arange(9.0).reshape(3, 3))
+
+
+def _reset():
+    W[...] = 1.0
+    B[...] = 0.0
+    SCALE[...] = 2.0
+
+
+def layer(x):
+    return np.tanh(x @ W + B)
+
+
+@tracejit.jit
+def predict(x):
+    return layer(x) * SCALE
+
+
+def test_a_global_array_changed_in_place_is_seen_by_the_next_call():
+    _reset()
+    x = np.linspace(-1, 1, 3)
+    first = predict(x)
+    np.testing.assert_allclose(first, np.tanh(x @ W + B) * 2.0)
+    W[...] *= 0.5
+    B[0] = 1.0
+    SCALE[...] = 3.0                       # a 0-d array, changed in place
+    np.testing.assert_allclose(predict(x), np.tanh(x @ W + B) * 3.0)
+    assert predict.trace_count == 1        # read at the call, not traced again
+    _reset()
+
+
+def test_views_and_values_computed_from_a_global_array_follow_its_changes():
+    _reset()
+
+    @tracejit.jit
+    def f(x):
+        return x @ W.T[:, ::-1] + (W * 2).sum() + np.linalg.norm(W[0])
+
+    x = np.arange(3.0)
+    eager = lambda: x @ W.T[:, ::-1] + (W * 2).sum() + np.linalg.norm(W[0])  # noqa: E731
+    np.testing.assert_allclose(f(x), eager())
+    W[0, 1] = 7.0
+    np.testing.assert_allclose(f(x), eager())
+    _reset()
+
+
+def test_min_char_rnn_style_training_loop_on_global_weights_learns():
+    """The classic plain-NumPy pattern: the loss reads global weights, the loop updates them
+    in place. The jitted loss must see each update, as the eager one does."""
+    rng = np.random.default_rng(0)
+    g = {"Wxh": rng.standard_normal((4, 8)) * 0.1, "Why": rng.standard_normal((8, 2)) * 0.1}
+    Wxh, Why = g["Wxh"], g["Why"]
+    xs, ys = rng.standard_normal((16, 4)), rng.standard_normal((16, 2))
+
+    def loss_and_grads(xs, ys):
+        h = np.tanh(xs @ Wxh)
+        err = h @ Why - ys
+        dWhy = h.T @ err / len(xs)
+        dWxh = xs.T @ ((err @ Why.T) * (1 - h * h)) / len(xs)
+        return (err ** 2).mean(), dWxh, dWhy
+
+    jitted = tracejit.jit(loss_and_grads)
+    losses = []
+    for _ in range(5):
+        eager = loss_and_grads(xs, ys)
+        loss, dWxh, dWhy = jitted(xs, ys)
+        np.testing.assert_allclose(loss, eager[0], rtol=1e-12)
+        losses.append(loss)
+        Wxh -= 0.5 * dWxh                  # in place, on the closure's arrays
+        Why -= 0.5 * dWhy
+    assert losses[-1] < losses[0]
+    assert jitted.trace_count == 1
+
+
+def test_grad_and_vjp_outside_jit_see_a_global_array_changed_in_place():
+    _reset()
+    gradient = tracejit.grad(lambda x: (layer(x) * SCALE).sum())
+    x = np.array([0.1, -0.2, 0.3])
+    before = gradient(x)
+    W[...] = 2.0
+    after = gradient(x)
+    eps = 1e-6
+    numeric = np.array([((np.tanh((x + eps * e) @ W + B) * 2).sum()
+                         - (np.tanh((x - eps * e) @ W + B) * 2).sum()) / (2 * eps)
+                        for e in np.eye(3)])
+    np.testing.assert_allclose(after, numeric, rtol=1e-6)
+    assert not np.allclose(before, after)
+    out, pullback = tracejit.vjp(layer, x)
+    np.testing.assert_allclose(out, np.tanh(x @ W + B))
+    _reset()
+
+
+def test_jit_of_grad_and_a_scan_body_see_a_global_array_changed_in_place():
+    _reset()
+
+    @tracejit.jit
+    def step(x):
+        def body(h, _):
+            return np.tanh(h @ W), None
+        h, _ = tracejit.scan(body, x, None, length=2)
+        return h + tracejit.grad(lambda v: (v @ W).sum())(x)
+
+    def eager(x):
+        h = np.tanh(np.tanh(x @ W) @ W)
+        return h + W.sum(axis=1)
+
+    x = np.array([0.5, -0.5, 0.25])
+    np.testing.assert_allclose(step(x), eager(x))
+    W[1] = -1.0
+    np.testing.assert_allclose(step(x), eager(x))
+    _reset()
+
+
+def test_a_jitted_helper_reading_a_global_is_followed():
+    _reset()
+    helper = tracejit.jit(lambda x: x * B)
+
+    @tracejit.jit
+    def f(x):
+        return helper(x) + 1
+
+    x = np.ones(3)
+    np.testing.assert_allclose(f(x), x * B + 1)
+    B[...] = [1.0, 2.0, 3.0]
+    np.testing.assert_allclose(f(x), x * B + 1)
+    _reset()
+
+
+def test_python_code_reading_a_global_arrays_values_still_traces_with_it_constant():
+    @tracejit.jit
+    def f(x):
+        if FLAGS[0] > 0:                  # Python needs the value: traced as before
+            return x + FLAGS.sum()
+        return x
+
+    np.testing.assert_allclose(f(np.zeros(3)), np.full(3, 2.0))
+
+
+def test_writing_into_a_global_array_inside_jit_is_refused_with_what_to_do():
+    _reset()
+
+    @tracejit.jit
+    def f(x):
+        B[0] = x.sum()
+        return x
+
+    with pytest.raises(UnsupportedError, match="(?s)writes into global B.*pass the array as an argument"):
+        f(np.ones(3))
+    assert (B == 0).all()
+
+
+def test_read_only_and_unused_global_arrays_are_not_parameters():
+    _reset()
+
+    @tracejit.jit
+    def f(x):
+        _ = W.shape                          # read for its shape only
+        return x + FROZEN
+
+    lowered = f.lower(np.ones(3))
+    assert len(lowered.function.params) == 1, lowered.ir
+
+
+def test_a_global_array_that_is_not_c_contiguous_is_read_with_its_layout():
+    @tracejit.jit
+    def f(x):
+        return x @ WF
+
+    x = np.arange(3.0)
+    np.testing.assert_allclose(f(x), x @ WF)
+    WF[2, 0] = 100.0
+    np.testing.assert_allclose(f(x), x @ WF)
+    np.testing.assert_allclose(f(x), x @ WF)
+
+
+_ZEROS = np.zeros(3)
+
+
+def test_a_copy_of_a_global_array_written_with_traced_values_is_a_traced_array():
+    """Was refused ("a NumPy array from outside cannot hold a traced value"): the global is
+    traced now, so its copy is too."""
+    def f(x):
+        h = _ZEROS.copy()
+        h[0:2] = x[:2]
+        return np.sum(x, out=h[2:3].reshape(())) + h
+
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(tracejit.jit(f)(x), f(x))
+
+
+MODES = np.array([1, 0])
+TABLE = np.arange(5000.0)
+
+
+def test_a_small_global_array_python_reads_traces_again_when_changed_in_place():
+    """Python needs MODES's values, so it stays a constant of the trace: a change in place is
+    seen by comparing its contents at the next call; the large TABLE is still an input."""
+    @tracejit.jit
+    def f(x):
+        if MODES[0] > 0:
+            return x + TABLE[:3]
+        return x - TABLE[:3]
+
+    x = np.ones(3)
+    np.testing.assert_allclose(f(x), x + TABLE[:3])
+    TABLE[:3] = -1.0
+    np.testing.assert_allclose(f(x), x - 1.0)
+    assert f.trace_count == 1
+    MODES[0] = 0
+    np.testing.assert_allclose(f(x), x + 1.0)
+    assert f.trace_count == 2
+    MODES[0] = 1
+    TABLE[:3] = np.arange(3.0)
+
+
+def test_vjp_outside_jit_traces_again_when_a_small_constant_array_changes():
+    def f(x):
+        return x * 2.0 if MODES[1] == 0 else x * 3.0
+
+    x = np.ones(2)
+    _, pullback = tracejit.vjp(f, x)
+    np.testing.assert_allclose(pullback(np.ones(2))[0], [2.0, 2.0])
+    MODES[1] = 1
+    _, pullback = tracejit.vjp(f, x)
+    np.testing.assert_allclose(pullback(np.ones(2))[0], [3.0, 3.0])
+    MODES[1] = 0

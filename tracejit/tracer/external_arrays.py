@@ -1,0 +1,222 @@
+"""Arrays a traced function reads from its globals and closures, made inputs of the trace.
+
+Eagerly, ``x @ W`` with a global ``W`` reads ``W``'s values at each call, also after the
+training loop changed them in place (``W -= lr * dW``). jax.jit bakes such an array into the
+program as a constant and documents that as a sharp edge; torch.compile makes the tensors a
+function reads from its globals inputs of its graph. tracejit does as torch.compile: before a
+top-level trace, ``shadow`` copies the function, and the user's functions it reaches through
+its globals and closures (a helper it calls, the function ``grad`` wraps), giving each copy
+globals and closure cells that hold a tracer where the original holds a writeable array. Each
+such array becomes a parameter of the trace, passed by the caller at every call
+(``Traced.captured``). The user's functions, globals and cells are left as they are: the
+copies share their code, so errors and tracebacks name the user's lines.
+
+What stays a constant: read-only arrays (they cannot change), arrays inside containers or in
+attributes of objects (``cfg["w"]``, ``model.w``; a jitted method's own arrays are arguments
+already), a function's arrays where it stores into its globals or its enclosing function's
+variables (``global step``, ``nonlocal``), and every array of a trace in which Python code
+needed a value (``if W[0] > 0``, ``W.tolist()``): that trace is made again with them as
+constants (trace_function.py). Rebinding a name (``W = new``) is seen by the guards
+(driver/guards.py), which follow the same functions.
+"""
+from __future__ import annotations
+
+import dis
+import functools
+import sysconfig
+import types
+
+import numpy as np
+
+from .arguments import abstract_leaf
+from .errors import _is_internal
+from .tracer import Tracer
+from .views import argument_root
+
+# Arrays Python code reads the values of are left constants, and those this small are checked
+# for changes at every call (a few microseconds); larger ones are only lifted
+SMALL_CONSTANT_ARRAY = 4096
+MAX_DEPTH = 3          # user functions reached through others, as the guards follow them
+MAX_FUNCTIONS = 64
+MISSING = object()
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+_STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
+_CELL_STORES = frozenset(("STORE_DEREF", "DELETE_DEREF"))
+
+
+def global_names(code) -> set:
+    """The names ``code`` and the code nested in it read as globals: LOAD_GLOBAL's (not
+    co_names, which also holds attribute names: ``model.params`` must not be taken for a
+    notebook's global ``params``)."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= global_names(c)
+    return names
+
+
+def is_library(filename: str) -> bool:
+    """Code of tracejit, of the standard library or of an installed package: not the user's."""
+    if _is_internal(filename):
+        return True
+    return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
+
+
+def cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return MISSING
+
+
+def _stores(code, opnames) -> set:
+    """The names ``code`` (and code nested in it) stores or deletes with these opcodes."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in opnames}
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _stores(c, opnames)
+    return names
+
+
+def liftable(value) -> bool:
+    """An array the function may see changed in place between calls."""
+    return type(value) is np.ndarray and value.flags.writeable
+
+
+class Shadows:
+    """Copies of a function and of the user's functions it reaches, their arrays replaced by
+    what ``lift(array, name, label)`` gives (a tracer; the array itself to leave it a constant)."""
+
+    def __init__(self, lift):
+        self.lift = lift
+        self._done: dict = {}        # id(original) -> its copy (or the original)
+        self._held: list = []        # the originals, so that their ids stay theirs
+
+    def of(self, obj, depth: int = 0):
+        key = id(obj)
+        if key in self._done:
+            return self._done[key]
+        if depth > MAX_DEPTH or len(self._done) >= MAX_FUNCTIONS:
+            return obj
+        self._done[key] = obj            # a cycle (a recursive function) reaches the original
+        self._held.append(obj)
+        new = self._copy(obj, depth)
+        self._done[key] = new
+        return new
+
+    def _copy(self, obj, depth: int):
+        if isinstance(obj, types.FunctionType):
+            return self._function(obj, depth)
+        if isinstance(obj, types.MethodType):
+            func = self.of(obj.__func__, depth)
+            return obj if func is obj.__func__ else types.MethodType(func, obj.__self__)
+        if isinstance(obj, functools.partial):
+            func = self.of(obj.func, depth)
+            return obj if func is obj.func else functools.partial(func, *obj.args,
+                                                                  **obj.keywords)
+        # jit's and grad's wrappers: what they call inside a trace (__tracejit_body__)
+        body = getattr(type(obj), "__tracejit_body__", None)
+        if body is not None:
+            inner = body.__get__(obj)
+            new = self.of(inner, depth)
+            return obj if new is inner else new
+        return obj
+
+    def _function(self, fn: types.FunctionType, depth: int):
+        code = fn.__code__
+        user = not is_library(code.co_filename)
+        # A library's or tracejit's own function (grad's wrapper) is only a way through to the
+        # user's functions its closure holds: its own globals are not the user's.
+        cells = fn.__closure__
+        new_cells = None
+        if cells:
+            written = _stores(code, _CELL_STORES)
+            out = []
+            for name, cell in zip(code.co_freevars, cells):
+                v = cell_value(cell)
+                new = v
+                if v is not MISSING and name not in written:
+                    if user and liftable(v):
+                        new = self.lift(v, name, f"{name} (closed over by {fn.__name__})")
+                    elif user or isinstance(v, types.FunctionType):
+                        # (a library's closure may use an object it holds other than by
+                        # calling it: only its functions are followed)
+                        new = self.of(v, depth + user)     # (a library's: no deeper)
+                out.append(cell if new is v else types.CellType(new))
+            if any(c is not o for c, o in zip(out, cells)):
+                new_cells = tuple(out)
+        g = fn.__globals__
+        new_globals = None
+        if user and not _stores(code, _STORES):
+            changed = {}
+            for name in global_names(code):
+                v = g.get(name, MISSING)
+                if v is MISSING or isinstance(v, types.ModuleType):
+                    continue
+                new = (self.lift(v, name, f"global {name}") if liftable(v)
+                       else self.of(v, depth + 1))
+                if new is not v:
+                    changed[name] = new
+            if changed:
+                new_globals = {**g, **changed}
+        if new_cells is None and new_globals is None:
+            return fn
+        copy = types.FunctionType(code, g if new_globals is None else new_globals,
+                                  fn.__name__, fn.__defaults__,
+                                  cells if new_cells is None else new_cells)
+        copy.__kwdefaults__ = fn.__kwdefaults__
+        copy.__qualname__ = fn.__qualname__
+        copy.__module__ = fn.__module__
+        copy.__doc__ = fn.__doc__
+        copy.__dict__.update(fn.__dict__)
+        return copy
+
+
+class ExternalArrays:
+    """The arrays a top-level trace lifted (``Shadows.lift``): each a parameter after the
+    arguments', appended to the trace's ``captured`` for the caller to pass at every call.
+    Those of fewer than ``constant_below`` elements stay constants (``constants``: label,
+    array, its bytes now), for the caller to check that they have not changed."""
+
+    def __init__(self, trace, param_name, constant_below: float):
+        self.trace = trace
+        self._param_name = param_name
+        self._constant_below = constant_below
+        self._by_id: dict = {}
+        self.tracers: list = []          # (tracer, its first value, label)
+        self.constants: list = []
+
+    def shadow(self, fn):
+        return Shadows(self.lift).of(fn)
+
+    def lift(self, array: np.ndarray, name: str, label: str):
+        tracer = self._by_id.get(id(array))
+        if tracer is not None:
+            return tracer
+        if array.size < self._constant_below:
+            if array.size <= SMALL_CONSTANT_ARRAY and all(a is not array
+                                                          for _, a, _ in self.constants):
+                self.constants.append((label, array, array.tobytes()))
+            return array
+        try:
+            t, _ = abstract_leaf(array, label)
+        except (TypeError, ValueError, OverflowError):
+            return array                 # a dtype tracejit cannot hold: left to fail as before
+        tracer = Tracer(self.trace.builder.param(t, self._param_name(name)), self.trace)
+        argument_root(tracer, array, False)
+        if t.shape == ():
+            self.trace.zero_d[tracer._val] = False       # a 0-d array: written in place
+        self._by_id[id(array)] = tracer
+        self.tracers.append((tracer, tracer._val, label))
+        self.trace.captured.append(array)
+        return tracer
+
+    def smallest_lifted(self) -> int:
+        return min(t.size for t, _, _ in self.tracers)
+
+    def written(self) -> tuple[str, object] | None:
+        """(label, where) of the first lifted array the function wrote into, if any."""
+        for tracer, first, label in self.tracers:
+            if tracer._val is not first:
+                return label, self.trace.written_at.get(id(tracer))
+        return None
