@@ -21,18 +21,25 @@ from .tracer.tracer import Tracer
 __all__ = ["erf", "logistic", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 
+def _keep_float_dtype(x, out):
+    """math_functions.erf / sigmoid follow SciPy (float16 and bfloat16 give float64); lax
+    keeps a float input's dtype under tracing, as it does eagerly (and as torch does)."""
+    return out.astype(x.dtype) if x.dtype.kind not in "biu" and out.dtype != x.dtype else out
+
+
 def erf(x):
     """The error function: the IR's ``erf`` op under tracing, ``math.erf`` elementwise
-    eagerly (the result keeps the input's dtype)."""
+    eagerly (the result keeps a float input's dtype; integers give float64, as traced)."""
     if isinstance(x, Tracer):
-        return math_functions.erf(x)
+        return _keep_float_dtype(x, math_functions.erf(x))
     x = np.asarray(x)
-    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    otype = np.float64 if x.dtype.kind in "biu" else x.dtype
+    return np.vectorize(math.erf, otypes=[otype])(x) if x.size else x.astype(otype)
 
 
 def logistic(x):
     """The logistic sigmoid 1 / (1 + exp(-x)): the IR's ``logistic`` op under tracing."""
     if isinstance(x, Tracer):
-        return math_functions.sigmoid(x)
+        return _keep_float_dtype(x, math_functions.sigmoid(x))
     with np.errstate(over="ignore"):    # exp(-x) = inf for very negative x gives exactly 0
         return 1.0 / (1.0 + np.exp(-x))

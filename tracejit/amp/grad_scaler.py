@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from ..ir.dtypes import is_float_dtype
 from ..tracer import Tracer, flatten, tree_map, unflatten
 from ..tracer.trace_state import current_trace
 
@@ -303,7 +304,7 @@ def _float_dtype(g) -> np.dtype:
         raise ValueError("GradScaler: attempting to unscale float16 gradients (torch refuses "
                          "them too): keep float32 master weights, so that their gradients are "
                          "float32, and cast to float16 inside the model")
-    if dtype.kind != "f":
+    if not is_float_dtype(dtype):      # (bfloat16's NumPy kind is 'V'; torch unscales it)
         raise TypeError(f"GradScaler: a gradient has dtype {dtype}; gradients are floats")
     return dtype
 

@@ -27,7 +27,9 @@ Reverse mode:
   body's forward in the backward scan; a body wrapped in ``checkpoint`` recomputes either way
   (its residuals are the call's inputs).
 - ``while_loop``: its trip count is not known before it runs, so there is nothing to store
-  the carries into; an error, as in JAX, suggests fori_loop with static bounds or scan.
+  the carries into; an error, as in JAX, suggests fori_loop with static bounds or scan. Only
+  a cotangent reaching a carry that depends on an active value is one: an active value read
+  by cond_fn alone, or such a carry left unused, gives the loop a zero derivative.
 """
 from __future__ import annotations
 
@@ -226,12 +228,26 @@ def _(o, xs, active):
 
 @region_vjp_rule(ops.while_loop)
 def _(o, xs, active):
-    raise ValueError(
-        f"tracejit: reverse-mode differentiation does not work through a while_loop (at "
-        f"{o.loc or 'an unknown place'}): its trip count is only known when it runs, so there "
-        "is no static number of iterations to store for the backward pass.\nWhat to do: use "
-        "fori_loop with static (Python int) bounds, or scan, which reverse mode supports; "
-        "forward mode (jvp, jacfwd) works through while_loop.")
+    # Only a cotangent reaching a carry that depends on an active operand is an error: an
+    # active operand read by cond_fn alone (the trip count is piecewise constant in it), or
+    # a differentiable carry nobody uses, gives the loop a zero derivative, as in JAX.
+    k = o.attrs["consts"]
+    act = _active_carries(o.regions[1], {i for i in range(k) if active[i]}, k,
+                          [bool(a) for a in active[k:]])
+    outs = emit_op(current_trace(), ops.while_loop, xs, o.attrs, o.regions, o.loc)
+
+    def pullback(out_cts):
+        if any(c is not None and a for c, a in zip(out_cts, act)):
+            raise ValueError(
+                f"tracejit: reverse-mode differentiation does not work through a while_loop "
+                f"(at {o.loc or 'an unknown place'}): its trip count is only known when it "
+                "runs, so there is no static number of iterations to store for the backward "
+                "pass.\nWhat to do: use fori_loop with static (Python int) bounds, or scan, "
+                "which reverse mode supports; forward mode (jvp, jacfwd) works through "
+                "while_loop.")
+        return [None] * len(xs)
+
+    return outs, pullback
 
 
 # Which reverse scan: True stores the body's residuals per iteration (JAX's default: no forward

@@ -149,9 +149,14 @@ def _next_carries(P, carry: list, res: list, values: list) -> list:
     if P.entry:
         return _assign(carry, res)
     lines, sources = [], []
+    changing = sum(r != c for c, r in zip(carry, res))
     for c, r, v in zip(carry, res, values):
         shape = tuple(v.shape)
-        if r in carry and r != c:          # another carry, rewritten below: keep it first
+        # another carry, rewritten below: keep it first. So is a name that may hold a carry's
+        # array when the loop runs (a cond's branch passing carries through swapped, a nested
+        # loop that ran zero times or kept its carry); a body kernel's output buffer or an
+        # operand (P.fixed) never does.
+        if r != c and (r in carry or (changing > 1 and r not in P.fixed)):
             tmp = P.loop_buffer(shape, v.type.dtype)
             lines += copy_into(P, tmp, r, shape)
             r = tmp

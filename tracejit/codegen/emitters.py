@@ -254,14 +254,18 @@ def _(op, c, a, b):
 @emit(ops.convert)
 def _(op, a):
     """Operands arrive in their compute dtype; a float16 result is rounded here, once: from
-    float64 directly (half.round16_64), from float32 and integers through float32 (an
-    integer float32 cannot hold exactly is beyond float16's range anyway)."""
+    float64 directly (half.round16_64), from float32 and the narrow integers through
+    float32. A 32- or 64-bit integer float32 cannot hold exactly goes through float64 (exact,
+    or rounded to 53 bits, which rounding to 8 or 11 then leaves right): beyond float16's
+    range anyway, but not bfloat16's, where float32 rounded twice (2**24 + 3 * 2**16 + 1)."""
     src, dst = op.operands[0].dtype, op.results[0].dtype
     if dst.is_bool:
         return f"({a} != 0)"
     if held(dst) is not None and src != dst:
         if src.name == "float64":
             return rounded_from64(dst, a)
+        if src.is_int and src.bits >= 32:
+            return rounded_from64(dst, f"np.float64({a})")
         return f"{scalar_type(dst)}({a})" if src.is_bool else rounded(
             dst, f"{scalar_type(dst)}({a})")
     if src.is_float and dst.is_int:

@@ -65,6 +65,7 @@ class NativeLoop:
         self._callee_of: dict = {}      # kernel source -> its index in callees
         self.constants: list = []       # array constant Values, passed after the operands
         self.prologue: list[str] = []   # buffers, allocated once before the loops
+        self.fixed: set = set()         # names bound once: buffers, operands, constants
         self.n = 0
 
     # -- the planner interface of control.py ------------------------------------------------
@@ -80,6 +81,7 @@ class NativeLoop:
             if v.op is None or v.op.opdef is not ops.constant:
                 raise AssertionError(f"{v} has no name in the native loop")
             self.names[v] = f"a{len(self.op.operands) + len(self.constants)}"
+            self.fixed.add(self.names[v])
             self.constants.append(v)
         return self.names[v]
 
@@ -121,6 +123,7 @@ class NativeLoop:
         """A buffer of the driver, allocated once before its loops and rewritten by every
         iteration (control.py copies the carries into buffers of their own)."""
         name = self.new_name("b")
+        self.fixed.add(name)
         self.prologue.append(f"{name} = np.empty({tuple(shape)}, {self.array_dtype(dtype)})")
         return name
 
@@ -185,6 +188,7 @@ class NativeLoop:
         ins = [f"a{i}" for i in range(len(op.operands))]
         for v, name in zip(op.operands, ins):
             self.names[v] = name
+        self.fixed.update(ins)
         outs = [f"o{i}" for i in range(len(op.results))]
         emitters.RULES[op.opdef][1](self, op, outs)
         params = ins + [f"a{len(ins) + i}" for i in range(len(self.constants))] + outs

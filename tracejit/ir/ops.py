@@ -263,23 +263,30 @@ def _reduce_rule(name, kinds):
     return rule
 
 
-def in_float32(fn):
-    """``fn`` computing bfloat16 operands in float32 and rounding its result once: NumPy
-    with ml_dtypes accumulates a bfloat16 sum in bfloat16 (a thousand ones sum to 256) and
-    multiplies bfloat16 matrices into float32; tracejit's semantics are JAX's and PyTorch's.
-    (float16 needs nothing: NumPy's own float16 sums accumulate in float32.)"""
+def in_float32(fn, float16=True):
+    """``fn`` computing bfloat16 and float16 (``float16``) operands in float32 and rounding
+    its result once, as the kernels do: NumPy with ml_dtypes accumulates a bfloat16 sum in
+    bfloat16 (a thousand ones sum to 256) and multiplies bfloat16 matrices into float32;
+    tracejit's semantics are JAX's and PyTorch's. NumPy's own float16 sums accumulate in
+    float32 only along the last axis: over a leading axis (and in its float16 matmul and
+    prod) it rounds every step, so the NumPy tier's first call disagreed with the kernels'
+    later ones. (max and min are exact: float16 stays NumPy's there.)"""
     def impl(*xs, **attrs):
-        wide = [_wide(x) for x in xs]
+        low = next((x.dtype for x in xs if getattr(x, "dtype", None) == np.float16), None)
+        low = low if float16 else None
+        wide = [x.astype(np.float32) if low is not None and getattr(x, "dtype", None) == low
+                else _wide(x) for x in xs]
         if all(w is x for w, x in zip(wide, xs)):
             return fn(*xs, **attrs)
-        return np.asarray(fn(*wide, **attrs)).astype(dtypes.bfloat16.np)
+        with np.errstate(over="ignore"):
+            return np.asarray(fn(*wide, **attrs)).astype(low or dtypes.bfloat16.np)
     return impl
 
 
 def _reduction(name, fn, kinds=_NUMERIC, numpy=()):
-    @in_float32
     def impl(x, axes):
         return np.asarray(fn(x, axis=tuple(axes)), dtype=x.dtype)
+    impl = in_float32(impl, float16=fn in (np.sum, np.prod))
     return register(OpDef(name, 1, {"axes": "ints"}, _reduce_rule(name, kinds), impl,
                           "reduction", meta={"numpy": fn}, kinds=kinds, numpy=numpy))
 

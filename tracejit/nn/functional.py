@@ -59,10 +59,15 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     dh, dw = _pair(dilation)
     n, c, h, w = input.shape
     o, cg, kh, kw = weight.shape
+    if min(sh, sw, dh, dw, groups) <= 0:
+        raise ValueError(f"conv2d: stride {(sh, sw)}, dilation {(dh, dw)} and groups "
+                         f"{groups} must be positive")
     if c != cg * groups or o % groups:
         raise ValueError(f"conv2d: input has {c} channels, weight {tuple(weight.shape)} with "
                          f"groups={groups} expects {cg * groups}")
     pad_h, pad_w = _conv_padding(padding, (kh, kw), (sh, sw), (dh, dw))
+    if min(pad_h + pad_w) < 0:
+        raise ValueError(f"conv2d: negative padding {padding} is not supported")
     x = input
     if any(pad_h + pad_w):
         x = np.pad(input, ((0, 0), (0, 0), pad_h, pad_w))
@@ -95,11 +100,22 @@ def _windows(input, kernel_size, stride, padding, pad_value, dilation=1):
     ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
     n, c, h, w = input.shape
+    # PyTorch's checks: a larger padding makes windows of padding only (-inf maxima, 0/0
+    # averages), and a window larger than the padded input an empty result.
+    if min(kh, kw, sh, sw, dh, dw) <= 0 or min(ph, pw) < 0:
+        raise ValueError(f"pooling: kernel_size {(kh, kw)}, stride {(sh, sw)} and dilation "
+                         f"{(dh, dw)} must be positive and padding {(ph, pw)} non-negative")
+    if 2 * ph > dh * (kh - 1) + 1 or 2 * pw > dw * (kw - 1) + 1:
+        raise ValueError(f"pooling: pad should be at most half of effective kernel size, but "
+                         f"got pad={(ph, pw)}, kernel_size={(kh, kw)} and dilation={(dh, dw)}")
     x = input
     if ph or pw:
         x = np.pad(input, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"pooling: given input size {(h, w)}, the calculated output size "
+                         f"{(oh, ow)} is too small")
     return [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
             for i in range(kh) for j in range(kw)]
 
@@ -145,8 +161,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def relu(input):
     # relu'(0) = 0, as torch.relu and jax.nn.relu (np.maximum's tie rule would give 0.5);
-    # NaN <= 0 is False, so NaN stays NaN.
-    return np.where(np.less_equal(input, 0), 0.0, input)
+    # NaN <= 0 is False, so NaN stays NaN. The zero has input's dtype: a Python 0.0 would
+    # make integer inputs float64 (torch.relu keeps the dtype).
+    zero = _float(input, 0) if hasattr(input, "dtype") else 0.0
+    return np.where(np.less_equal(input, 0), zero, input)
 
 
 def sigmoid(input):
@@ -183,16 +201,26 @@ def log_softmax(input, dim):
 
 # -- losses ---------------------------------------------------------------------------------
 
+def _pick_targets(logp, target, name):
+    """logp[i, target[i]] for class-index targets ``(N,)``; PyTorch's batch-size check (a
+    broadcast would silently pair every row with one target)."""
+    if target.size != logp.shape[0]:
+        raise ValueError(f"{name}: expected input batch_size ({logp.shape[0]}) to match "
+                         f"target batch_size ({target.size})")
+    return np.take_along_axis(logp, target.reshape(-1, 1).astype(np.int64), axis=1)
+
+
 def cross_entropy(input, target):
-    """Mean cross-entropy of logits ``(N, C)`` against integer class targets ``(N,)``."""
+    """Mean cross-entropy of logits ``(N, C)`` against integer class targets ``(N,)``, or
+    against class probabilities (a float ``target`` of the input's shape), as in PyTorch."""
     logp = log_softmax(input, dim=1)
-    picked = np.take_along_axis(logp, target.reshape(-1, 1).astype(np.int64), axis=1)
-    return -picked.mean()
+    if target.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+        return -(target * logp).sum(axis=1).mean()
+    return -_pick_targets(logp, target, "cross_entropy").mean()
 
 
 def nll_loss(input, target):
-    picked = np.take_along_axis(input, target.reshape(-1, 1).astype(np.int64), axis=1)
-    return -picked.mean()
+    return -_pick_targets(input, target, "nll_loss").mean()
 
 
 def mse_loss(input, target):
@@ -201,8 +229,12 @@ def mse_loss(input, target):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(
         normalized_shape)
+    if len(shape) > input.ndim or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ValueError(f"layer_norm: given normalized_shape={list(shape)}, expected input "
+                         f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                         f"size {list(input.shape)}")
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     mean = input.mean(axis=axes, keepdims=True)
     centered = input - mean

@@ -13,6 +13,11 @@ def _uniform(rng, bound, shape, dtype):
     return rng.uniform(-bound, bound, size=shape).astype(dtype)
 
 
+def _hashable(v):
+    """PyTorch takes lists for sizes; a Module's static attributes must hash (jit keys)."""
+    return tuple(v) if isinstance(v, list) else v
+
+
 class Linear(Module):
     """y = x W^T + b, W of shape (out, in); init as PyTorch: U(-1/sqrt(in), 1/sqrt(in))."""
 
@@ -37,8 +42,9 @@ class Conv2d(Module):
         fan_in = in_channels // groups * kh * kw
         bound = 1.0 / math.sqrt(fan_in)
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.padding = (kh, kw), stride, padding
-        self.dilation, self.groups = dilation, groups
+        self.kernel_size, self.stride, self.padding = (kh, kw), _hashable(stride), _hashable(
+            padding)
+        self.dilation, self.groups = _hashable(dilation), groups
         self.weight = _uniform(rng, bound, (out_channels, in_channels // groups, kh, kw), dtype)
         self.bias = _uniform(rng, bound, (out_channels,), dtype) if bias else None
 
@@ -75,12 +81,16 @@ class Flatten(Module):
 
     def forward(self, x):
         start, end = self.start_dim % x.ndim, self.end_dim % x.ndim
-        return x.reshape(x.shape[:start] + (-1,) + x.shape[end + 1:])
+        # The flattened size spelled out, not -1: NumPy cannot infer -1 when another
+        # dimension is 0 (an empty batch), which torch.nn.Flatten handles.
+        size = int(np.prod(x.shape[start:end + 1], dtype=np.int64))
+        return x.reshape(x.shape[:start] + (size,) + x.shape[end + 1:])
 
 
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0):
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size, self.stride = _hashable(kernel_size), _hashable(stride)
+        self.padding = _hashable(padding)
 
     def forward(self, x):
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
@@ -99,8 +109,8 @@ class Dropout(Module):
 
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, *, dtype=np.float32):
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-            normalized_shape)
+        shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
+            else tuple(int(d) for d in normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.weight = np.ones(shape, dtype)
         self.bias = np.zeros(shape, dtype)

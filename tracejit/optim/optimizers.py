@@ -18,6 +18,24 @@ def _like(x, v):
     return np.asarray(v, dtype=x.dtype)
 
 
+def _leaves(grads, params, state, buffers):
+    """The parameter and gradient leaves, checked to pair up one to one with the same shapes
+    (and with the state's buffers): zip would drop leaves silently and a broadcast change a
+    parameter's shape."""
+    ps, tree = flatten(params)
+    gs, _ = flatten(grads)
+    shapes = [np.shape(p) for p in ps]
+    if [np.shape(g) for g in gs] != shapes:
+        raise ValueError(f"optimizer update: the gradients' shapes {[np.shape(g) for g in gs]} "
+                         f"do not match the parameters' {shapes}; pass one gradient of the "
+                         "same shape per parameter (as tracejit.grad(loss)(params) returns)")
+    for name in buffers:
+        if [np.shape(b) for b in state[name]] != shapes:
+            raise ValueError(f"optimizer update: state[{name!r}] does not hold one buffer per "
+                             "parameter; make the state with this optimizer's init(params)")
+    return ps, gs, tree
+
+
 class SGD:
     """SGD with optional momentum, dampening, Nesterov and (L2) weight decay, as in PyTorch."""
 
@@ -33,8 +51,7 @@ class SGD:
                 "momentum": [np.zeros_like(p) for p in leaves] if self.momentum else []}
 
     def update(self, grads, state, params):
-        ps, tree = flatten(params)
-        gs, _ = flatten(grads)
+        ps, gs, tree = _leaves(grads, params, state, ["momentum"] if self.momentum else [])
         step = state["step"] + 1
         new_ps, bufs = [], []
         for i, (p, g) in enumerate(zip(ps, gs)):
@@ -64,8 +81,7 @@ class Adam:
                 "exp_avg_sq": [np.zeros_like(p) for p in leaves]}
 
     def update(self, grads, state, params):
-        ps, tree = flatten(params)
-        gs, _ = flatten(grads)
+        ps, gs, tree = _leaves(grads, params, state, ["exp_avg", "exp_avg_sq"])
         b1, b2 = self.betas
         step = state["step"] + 1
         # Bias corrections, folded into one step size as PyTorch does; like PyTorch (which

@@ -145,6 +145,13 @@ def switch(index, branches, *operands):
     if t.shape != () or not (t.dtype.is_int or t.dtype.is_bool):
         raise _error(f"switch's index must be an integer scalar, got {t}",
                      "pass an integer scalar (x.astype(np.int32) for a float)")
+    if t.dtype.is_int:
+        info = np.iinfo(t.dtype.np)
+        if info.max > 2**31 - 1 or info.min < -2**31:
+            # clamp before narrowing to int32, which would wrap 2**40 to 0 (the eager path
+            # and a concrete index clamp the value itself)
+            from .numpy.arithmetic import maximum, minimum
+            i = maximum(minimum(i, len(branches) - 1), 0)
     return _switch(convert(i, dtypes.as_dtype("int32")), branches, operands, "switch")
 
 
@@ -196,23 +203,26 @@ def _switch(index: Tracer, branches, operands, what: str):
 
 # -- loops -----------------------------------------------------------------------------------
 
-def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 2):
+def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 3, skip: int = 0):
     """Trace the body (``make(carry_tracers) -> (bodies, carry_out_types, carry_out_weak)``)
-    and give weak initial carries the dtype the body returns for them (JAX's rule); retraces
-    once if that changed a carry's type."""
+    and give weak initial carries the dtype the body returns for them (JAX's rule), staying
+    weak only if the body's result is weak too (a weak 0.0 plus a float64 array is a strong
+    float64 after one step, as in NumPy); retraces if that changed a carry's type. ``skip``:
+    how many leading carries are the caller's own (fori_loop's index), not the user's."""
     carries = [lift(x, tr) for x in init_leaves]
     for _ in range(max_tries):
         bodies, got, got_weak = make(carries)
         want = _types(carries)
         changed = False
         for i, (w, g) in enumerate(zip(want, got)):
-            if w == g:
+            weak = carries[i]._weak and got_weak[i]
+            if w == g and weak == carries[i]._weak:
                 continue
             if carries[i]._weak and w.shape == g.shape:
-                carries[i] = convert(carries[i], g.dtype)
+                carries[i] = convert(carries[i], g.dtype, weak=weak)
                 changed = True
             elif not (got_weak[i] and w.shape == g.shape):
-                raise _error(f"{what}: carry[{i}] changed from {w} to {g}",
+                raise _error(f"{what}: carry[{i - skip}] changed from {w} to {g}",
                              "return the carry with the type it came in with "
                              "(x.astype(...)); a loop's carries keep their types")
         if not changed:
@@ -223,6 +233,12 @@ def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 2):
 
 def while_loop(cond_fun, body_fun, init_val):
     """``while cond_fun(val): val = body_fun(val)``; returns ``val``."""
+    return _while_loop(cond_fun, body_fun, init_val)
+
+
+def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0):
+    """while_loop; ``what`` and ``skip`` name the loop and its carries in errors as
+    _carry_bodies does (fori_loop's carry is ``(i, val)``)."""
     tr = current_trace()
     if tr is None:
         val = init_val
@@ -237,7 +253,9 @@ def while_loop(cond_fun, body_fun, init_val):
         c = _Body(as_tree(cond_fun), tuple(carries), "while_cond")
         b = _Body(as_tree(body_fun), tuple(carries), "while_body")
         if b.out_tree != tree:
-            raise _error(f"while_loop: body_fun returns {b.out_tree}, but the carry is {tree}",
+            got_tree, tree_ = ((b.out_tree.children[1], tree.children[1]) if skip
+                               else (b.out_tree, tree))
+            raise _error(f"{what}: body_fun returns {got_tree}, but the carry is {tree_}",
                          "return a value of the same structure as init_val")
         if len(c.function.results) != 1 or c.function.result_types[0].shape != ():
             raise _error("while_loop: cond_fun must return one scalar (a bool), got "
@@ -245,7 +263,7 @@ def while_loop(cond_fun, body_fun, init_val):
                          "reduce it, e.g. np.all(...), or return a comparison of scalars")
         return (c, b), b.function.result_types, b.out_weak
 
-    carries, (c, b) = _carry_bodies(make, leaves, tr, "while_loop")
+    carries, (c, b) = _carry_bodies(make, leaves, tr, what, skip=skip)
     consts = _consts([c, b])
     cond_region = c.region(consts)
     if not cond_region.result_types[0].dtype.is_bool:
@@ -280,7 +298,8 @@ def fori_loop(lower, upper, body_fun, init_val):
         def step(carry, _):
             i, val = carry
             return (i + 1, body_fun(i, val)), None
-        (_, val), _ = scan(step, (lo, init_val), None, length=max(hi - lo, 0))
+        (_, val), _ = _scan(step, (lo, init_val), None, max(hi - lo, 0), False, "fori_loop",
+                            1)
         return val
 
     def cond_fun(carry):
@@ -291,12 +310,21 @@ def fori_loop(lower, upper, body_fun, init_val):
         return i + 1, body_fun(i, val)
     lo = lift(lower, tr)
     lo = convert(lo, dtypes.as_dtype("int64")) if not lo._value.type.dtype.is_int else lo
-    return while_loop(cond_fun, body, (lo, init_val))[1]
+    if isinstance(upper, Tracer) and not upper._value.type.dtype.is_int:
+        # a float bound counts as int(upper), as the eager range() does (not i < 2.5)
+        upper = convert(upper, dtypes.as_dtype("int64"))
+    return _while_loop(cond_fun, body, (lo, init_val), "fori_loop", 1)[1]
 
 
 def scan(f, init, xs=None, length=None, reverse=False):
     """``carry, y = f(carry, x)`` over the leading axis of ``xs`` (a pytree); returns the last
     carry and the ``y`` stacked, ``ys[i]`` from ``xs[i]`` (also when ``reverse``)."""
+    return _scan(f, init, xs, length, reverse)
+
+
+def _scan(f, init, xs, length, reverse, what="scan", skip=0):
+    """scan; ``what`` and ``skip`` name the loop and its carries in errors as _carry_bodies
+    does (fori_loop's carry is ``(i, val)``)."""
     x_leaves, x_tree = flatten(xs)
     lengths = {int(np.shape(x)[0]) for x in x_leaves if np.ndim(x) > 0}
     if any(np.ndim(x) == 0 for x in x_leaves):
@@ -330,12 +358,16 @@ def scan(f, init, xs=None, length=None, reverse=False):
         out_leaves_tree = b.out_tree
         carry_out, y_tree = _split_pair_tree(out_leaves_tree)
         if carry_out != carry_tree:
+            if skip:
+                raise _error(f"{what}: body_fun returns {carry_out.children[1]}, but the "
+                             f"carry is {carry_tree.children[1]}",
+                             "return a value of the same structure as init_val")
             raise _error(f"scan: f returns the carry as {carry_out}, but init is {carry_tree}",
                          "return a carry of the same structure as init")
         y_info["tree"] = y_tree
         return (b,), b.function.result_types[:m], b.out_weak[:m]
 
-    carries, (b,) = _carry_bodies(make, init_leaves, tr, "scan")
+    carries, (b,) = _carry_bodies(make, init_leaves, tr, what, skip=skip)
     m = len(carries)
     consts = _consts([b])
     region = b.region(consts)
@@ -360,7 +392,25 @@ def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
     for i in (reversed(range(n)) if reverse else range(n)):
         carry, ys[i] = f(carry, unflatten(x_tree, [x[i] for x in x_leaves]))
     if n == 0:
-        return carry, None
+        return carry, _empty_ys(f, init, x_leaves, x_tree)
     y_leaves = [flatten(y)[0] for y in ys]
     stacked = [np.stack([np.asarray(ls[j]) for ls in y_leaves]) for j in range(len(y_leaves[0]))]
     return carry, unflatten(flatten(ys[0])[1], stacked)
+
+
+def _empty_ys(f, init, x_leaves, x_tree):
+    """The ys of a scan of length 0 run eagerly: f never runs, so its ys' structure and types
+    come from a trace of it, as under jit (arrays of leading axis 0, not None)."""
+    slices = [np.zeros(np.shape(x)[1:], np.asarray(x).dtype) for x in x_leaves]
+    m = len(flatten(init)[0])
+    def body(c, xs):
+        out = f(c, unflatten(x_tree, list(xs)))
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise _error("scan: f must return a pair (carry, y)",
+                         "return (new_carry, y), with y None if there is nothing to stack")
+        return out
+    traced = trace(body, (init, slices), {}, "scan_body", context="in a body of scan")
+    y_tree = _split_pair_tree(traced.out_tree)[1]
+    ys = [np.empty((0,) + tuple(t.shape), t.dtype.np)
+          for t in traced.function.result_types[m:traced.n_results]]
+    return unflatten(y_tree, ys)

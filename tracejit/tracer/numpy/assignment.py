@@ -293,10 +293,19 @@ def copyto(dst, src, casting="same_kind", where=True):
         raise numpy_error(TypeError, f"Cannot cast array data from dtype('{s.dtype}') to "
                           f"dtype('{dst.dtype}') according to the rule '{casting}'",
                           "pass casting='unsafe' or convert first")
+    if casting != "unsafe" and s._weak and _kind_rank(dt(s)) > _kind_rank(dt(dst)):
+        # a Python number: NumPy 2 refuses one of a higher kind (2.0 into ints, 1 into bools)
+        raise numpy_error(TypeError, f"Cannot cast scalar from dtype('{s.dtype}') to "
+                          f"dtype('{dst.dtype}') according to the rule '{casting}'",
+                          "pass casting='unsafe' or convert first")
     new = fit(src, dst)
     if where is not True:
         new = select(where, new, dst)
     store(dst, new)
+
+
+def _kind_rank(d) -> int:
+    return 0 if d.is_bool else 1 if d.is_int else 2
 
 
 def ufunc_at(ufunc_name: str, a, indices, b=None):
@@ -314,12 +323,9 @@ def ufunc_at(ufunc_name: str, a, indices, b=None):
         positions = constant(grid, trace=a._trace)
     else:
         positions = getitem(reshape(iota((a.size,), 0, dtypes.int64, a._trace), a.shape), key)
-    v = lift(1 if b is None else b, a._trace)
-    if not v._weak and not np.can_cast(v.dtype, a.dtype, "same_kind"):
-        raise numpy_error(TypeError, f"Cannot cast ufunc '{ufunc_name}' output from "
-                          f"dtype('{v.dtype}') to dtype('{a.dtype}') with casting rule "
-                          "'same_kind'", f"convert first: .astype(np.{a.dtype})")
-    v = fit(v, a, positions.shape)
+    # NumPy's ufunc.at casts the values to a's dtype unsafely (add.at of 2.7 into an int
+    # array adds 2) and runs a's own loop
+    v = fit(lift(1 if b is None else b, a._trace), a, positions.shape)
     if ufunc_name == "subtract":
         v = negative(v)
     flat = reshape(_plain(a), (-1,))

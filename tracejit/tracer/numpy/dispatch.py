@@ -29,7 +29,7 @@ UFUNCS = {
     np.float_power: arithmetic.float_power,
     np.maximum: arithmetic.maximum, np.minimum: arithmetic.minimum,
     np.negative: arithmetic.negative, np.positive: lambda x: lifting.lift(x),
-    np.absolute: arithmetic.absolute, np.fabs: arithmetic.absolute, np.sign: arithmetic.sign,
+    np.absolute: arithmetic.absolute, np.fabs: math_functions.fabs, np.sign: arithmetic.sign,
     np.square: arithmetic.square, np.reciprocal: arithmetic.reciprocal,
     np.conjugate: lambda x: lifting.lift(x),
     np.equal: arithmetic.equal, np.not_equal: arithmetic.not_equal, np.less: arithmetic.less,
@@ -109,6 +109,10 @@ FUNCTIONS = {
                                    else lifting.lift(a).shape[axis]),
     np.result_type: lambda *xs: np.result_type(*(x.dtype if hasattr(x, "_trace") else x
                                                  for x in xs)),
+    # (a traced array is never complex: tracejit has no complex dtypes)
+    np.iscomplexobj: lambda x: False, np.isrealobj: lambda x: True,
+    np.can_cast: lambda from_, to, casting="safe": np.can_cast(
+        from_.dtype if hasattr(from_, "_trace") else from_, to, casting),
     # joining and splitting
     np.concatenate: joining.with_dtype_and_casting(
         lambda arrays, axis=0, out=None: lifting.concatenate(arrays, axis)),

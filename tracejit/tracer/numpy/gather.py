@@ -17,7 +17,7 @@ from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
 from .arithmetic import add, clip, greater_equal, less, logical_and, multiply, remainder, where
 from .lifting import broadcast_to, convert, emit, lift, reshape
-from .rules import broadcast_shapes, dt, normalize_axis
+from .rules import broadcast_shapes, dt, has_tracer, normalize_axis
 from .shapes import iota, transpose
 
 
@@ -28,8 +28,13 @@ def take(x, indices, axis=None, mode="raise"):
     if mode not in ("raise", "clip", "wrap"):
         raise numpy_error(ValueError, f"np.take: mode must be 'raise', 'clip' or 'wrap', got "
                           f"{mode!r}", "pass one of those modes")
+    if not isinstance(indices, (Tracer, np.ndarray)) and not (
+            isinstance(indices, (list, tuple)) and has_tracer(indices)):
+        indices = np.asarray(indices)       # NumPy force-casts what is not an array: [] and
+        if indices.dtype.kind == "f":       # [1.5] give intp indices, a float array raises
+            indices = indices.astype(np.intp)
     idx = lift(indices, x._trace)
-    if not dt(idx).is_int:
+    if not (dt(idx).is_int or dt(idx).is_bool):      # bools cast to intp, as in NumPy
         raise numpy_error(IndexError, f"np.take: indices must be integers, got {idx.dtype}",
                           "convert them with .astype(np.int64)")
     if axis is None:
@@ -131,6 +136,9 @@ def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int],
 def take_along_axis(x, indices, axis):
     x = lift(x)
     idx = lift(indices, x._trace)
+    if not dt(idx).is_int:
+        raise numpy_error(IndexError, f"`indices` must be an integer array (got {idx.dtype})",
+                          "convert them with .astype(np.int64)")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)

@@ -58,6 +58,8 @@ def getitem(x: Tracer, key):
             raise unsupported("a traced boolean mask combined with other indices (the result's"
                               " size depends on the data)", "index with the mask alone, "
                               "x[mask], or keep the shape with np.where(mask, x, 0)")
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim == 0:
+            k = k[()]           # a 0-d mask is refused as np.True_ is, below (np.nonzero fails)
         if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
             expanded.extend(np.nonzero(np.asarray(k)))
         elif isinstance(k, Tracer) and not np.issubdtype(k.dtype, np.integer):
@@ -114,6 +116,8 @@ def getitem(x: Tracer, key):
                 raise _out_of_bounds(k, dim, n)
             if not isinstance(k, Tracer):
                 arr = np.asarray(k)
+                if arr.dtype.kind == "u":
+                    arr = arr.astype(np.int64)    # read as intp, as NumPy does: 2**64-1 is -1
                 if arr.size and not np.issubdtype(arr.dtype, np.integer):
                     raise numpy_error(IndexError, "arrays used as indices must be of integer "
                                       f"type, got {arr.dtype}",

@@ -303,6 +303,27 @@ for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply
     _op, _reflected = _binary(_ufunc)
     setattr(Selection, f"__{_name}__", _op)
     setattr(Selection, f"__r{_name}__", _reflected)
+def _in_place(ufunc, symbol: str):
+    """``x[mask] op= y``: Python computes ``x[mask] op y`` into NumPy's copy of the selected
+    elements, cast back as a ufunc's ``out`` is (same_kind: ``x[mask] += 1.5`` of an int x
+    raises, as in NumPy), then writes it under the mask."""
+    def op(self, o):
+        out = self._apply(ufunc, (self, o))
+        if not np.can_cast(out.dtype, self.dtype, "same_kind"):
+            raise numpy_error(TypeError, f"Cannot cast ufunc '{ufunc.__name__}' output from "
+                              f"dtype('{out.dtype}') to dtype('{self.dtype}') with casting "
+                              "rule 'same_kind'", f"convert explicitly: x[mask] = (x[mask] "
+                              f"{symbol} y).astype(np.{self.dtype})")
+        return out if out.dtype == self.dtype else out.astype(self.dtype)
+    return op
+
+
+for _name, _ufunc, _symbol in [("add", np.add, "+"), ("sub", np.subtract, "-"),
+                               ("mul", np.multiply, "*"), ("truediv", np.true_divide, "/"),
+                               ("floordiv", np.floor_divide, "//"), ("mod", np.remainder, "%"),
+                               ("pow", np.power, "**"), ("and", np.bitwise_and, "&"),
+                               ("or", np.bitwise_or, "|"), ("xor", np.bitwise_xor, "^")]:
+    setattr(Selection, f"__i{_name}__", _in_place(_ufunc, _symbol))
 for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Selection, f"__{_name}__", _binary(_ufunc)[0])
@@ -310,7 +331,7 @@ for _name, _ufunc in [("neg", np.negative), ("pos", np.positive), ("abs", np.abs
                       ("invert", np.invert)]:
     setattr(Selection, f"__{_name}__", _unary(_ufunc))
 Selection.__hash__ = None
-del _name, _ufunc, _op, _reflected
+del _name, _ufunc, _op, _reflected, _symbol
 
 _REDUCE = {
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,

@@ -75,14 +75,25 @@ def logit(p):
                  log(true_divide(outer, subtract(one, outer))))
 
 
-def log2(x):
+def _log_scaled(x, scale):
+    """log(x) * scale; float16 and bfloat16 in float32, rounded once, as NumPy's float16 loops
+    (and ml_dtypes') compute log2 and log10: a 16-bit log rounded before the multiplication
+    rounds twice (2 ulps off)."""
+    x = lift(x)
+    low = dt(x) if dt(x).is_float else float_function_dtype(np.log, x)
+    if low.bits == 16:
+        y = multiply(log(convert(x, dtypes.float32)), np.asarray(scale, np.float32))
+        return convert(y, low)
     y = log(x)
-    return multiply(y, np.asarray(1 / math.log(2), dt(y).np))
+    return multiply(y, np.asarray(scale, dt(y).np))
+
+
+def log2(x):
+    return _log_scaled(x, 1 / math.log(2))
 
 
 def log10(x):
-    y = log(x)
-    return multiply(y, np.asarray(1 / math.log(10), dt(y).np))
+    return _log_scaled(x, 1 / math.log(10))
 
 
 def exp2(x):
@@ -100,6 +111,15 @@ def deg2rad(x):
 
 def rad2deg(x):
     return multiply(convert(lift(x), float_function_dtype(np.rad2deg, x)), 180 / np.pi)
+
+
+def fabs(x):
+    """np.fabs: a float ufunc, so integers and bools give NumPy's float for them (int8 ->
+    float16, int32 -> float64; INT64_MIN's is 9.2e18), where np.abs keeps the integer dtype."""
+    x = lift(x)
+    if not dt(x).is_float:
+        x = convert(x, float_function_dtype(np.fabs, x))
+    return absolute(x)
 
 
 # ---------------------------------------------------------------------------------------------

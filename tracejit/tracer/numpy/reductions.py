@@ -45,7 +45,14 @@ def _accumulator(x: Tracer, dtype) -> DType:
     return dtypes.uint64 if d.is_unsigned else dtypes.int64 if (d.is_bool or d.is_int) else d
 
 
+def _bool_requested(dtype) -> bool:
+    """dtype=bool: NumPy's add and multiply loops for bool are logical or and and."""
+    return dtype is not None and requested_dtype(dtype).is_bool
+
+
 def sum(x, axis=None, keepdims=False, dtype=None):
+    if _bool_requested(dtype):
+        return any(x, axis, keepdims)
     x = lift(x)
     return _reduce(ops.reduce_sum, convert(x, _accumulator(x, dtype), x._weak), axis, keepdims)
 
@@ -53,6 +60,8 @@ def sum(x, axis=None, keepdims=False, dtype=None):
 def cumsum(x, axis=None, dtype=None):
     """Running sums in NumPy's accumulator dtype (bool and ints: int64, unsigned ints:
     uint64), of the flattened array when ``axis`` is None."""
+    if _bool_requested(dtype):
+        return to_bool(cumsum(to_bool(x), axis))
     x = lift(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
@@ -64,6 +73,8 @@ def cumsum(x, axis=None, dtype=None):
 def cumprod(x, axis=None, dtype=None):
     """Running products in cumsum's accumulator dtype, of the flattened array when ``axis``
     is None; a 0-d array counts as 1-d, as in NumPy (np.cumprod(np.array(5.0), axis=0))."""
+    if _bool_requested(dtype):
+        return to_bool(cumprod(to_bool(x), axis))
     x = lift(x)
     if axis is None or x.ndim == 0:
         x, axis = reshape(x, (-1,)), 0 if axis is None else axis
@@ -73,6 +84,8 @@ def cumprod(x, axis=None, dtype=None):
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
+    if _bool_requested(dtype):
+        return all(x, axis, keepdims)
     x = lift(x)
     return _reduce(ops.reduce_prod, convert(x, _accumulator(x, dtype), x._weak), axis,
                    keepdims)
@@ -89,7 +102,11 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     half = dtype is None and dt(x) == dtypes.float16
     d = requested_dtype(dtype) if dtype is not None else (
         dtypes.float32 if half else dt(x) if dt(x).is_float else dtypes.float64)
-    s = sum(convert(x, d, x._weak), axis, keepdims)
+    s = sum(convert(x, d, x._weak), axis, keepdims, dtype=d)
+    if d.is_int:
+        # NumPy sums in the integer dtype asked for, divides in float64 and casts back
+        # (truncating: np.mean([0, 1], dtype=np.int64) is 0)
+        return convert(true_divide(s, np.asarray(_count(x, axis), np.float64)), d)
     out = true_divide(s, np.asarray(_count(x, axis), d.np))
     return convert(out, dtypes.float16) if half else out
 
