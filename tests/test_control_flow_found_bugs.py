@@ -171,3 +171,15 @@ def test_native_scan_whose_nested_loop_passes_swapped_carries_through():
             return (b, a), xi
         return tj.scan(body, (x, x * 2), np.arange(3.0))
     _native_and_eager_agree(f, np.arange(3.0))
+
+
+def test_eager_results_never_share_memory_with_operands_as_under_jit():
+    x = np.arange(3.0)
+    outs = [tj.cond(True, lambda a: a, lambda a: a * 2, x),
+            tj.switch(0, [lambda a: a[1:], lambda a: a], x),
+            tj.while_loop(lambda c: False, lambda c: c, x),
+            tj.fori_loop(0, 0, lambda i, c: c, x),
+            tj.scan(lambda c, _: (c, None), x, None, length=0)[0]]
+    for out in outs:
+        out[...] = -1.0
+    np.testing.assert_array_equal(x, [0.0, 1.0, 2.0])

@@ -121,7 +121,7 @@ def _op(opdef, operands: list, t: TensorType, **attrs) -> Op:
 def cond(pred, true_fun, false_fun, *operands):
     """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced."""
     if not isinstance(pred, Tracer):
-        return (true_fun if pred else false_fun)(*operands)
+        return _fresh((true_fun if pred else false_fun)(*operands), operands)
     p = lift(pred)
     if p._value.type.shape != ():
         raise _error(f"cond's predicate must be a scalar, got {p._value.type}",
@@ -139,7 +139,7 @@ def switch(index, branches, *operands):
         raise _error("switch needs at least one branch", "pass a list of functions")
     if not isinstance(index, Tracer):
         i = int(np.clip(int(index), 0, len(branches) - 1))
-        return branches[i](*operands)
+        return _fresh(branches[i](*operands), operands)
     i = lift(index)
     t = i._value.type
     if t.shape != () or not (t.dtype.is_int or t.dtype.is_bool):
@@ -244,7 +244,7 @@ def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0):
         val = init_val
         while cond_fun(val):
             val = body_fun(val)
-        return val
+        return _fresh(val, init_val)
     leaves, tree = flatten(init_val)
 
     def make(carries):
@@ -291,7 +291,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         val = init_val
         for i in range(int(lower), int(upper)):
             val = body_fun(i, val)
-        return val
+        return _fresh(val, init_val)
     if not _traced(lower, upper):
         lo, hi = int(lower), int(upper)
 
@@ -382,6 +382,20 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0):
     return (unflatten(carry_tree, outs[:m]), unflatten(y_info["tree"], outs[m:]))
 
 
+def _fresh(result, inputs):
+    """``result`` with a copy of each array that shares memory with one of ``inputs`` (a
+    branch returning its operand or a view of it, a loop that did not run): under jit every
+    result is a fresh array, so eagerly too, and writing into one never changes the other."""
+    leaves, tree = flatten(result)
+    ins = [x for x in flatten(inputs)[0] if isinstance(x, np.ndarray)]
+    if not ins or not any(isinstance(x, np.ndarray) for x in leaves):
+        return result
+    out = [x.copy() if isinstance(x, np.ndarray) and any(np.may_share_memory(x, i)
+                                                           for i in ins) else x
+           for x in leaves]
+    return unflatten(tree, out)
+
+
 def _split_pair_tree(tree):
     """The trees of the two halves of a pair's tree (a 2-tuple's TreeDef)."""
     return tree.children[0], tree.children[1]
@@ -391,6 +405,7 @@ def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
     carry, ys = init, [None] * n
     for i in (reversed(range(n)) if reverse else range(n)):
         carry, ys[i] = f(carry, unflatten(x_tree, [x[i] for x in x_leaves]))
+    carry = _fresh(carry, (init, x_leaves))
     if n == 0:
         return carry, _empty_ys(f, init, x_leaves, x_tree)
     y_leaves = [flatten(y)[0] for y in ys]
