@@ -187,3 +187,64 @@ def test_an_attribute_named_like_a_global_is_not_guarded():
         params = step
         f(x)
     assert f.trace_count == 1
+
+
+class _Optimizer:
+    def __init__(self, lr):
+        self.lr = lr
+        self.steps_taken = 0
+
+    def update(self, p, g):
+        return p - self._rate() * g
+
+    def _rate(self):
+        return self.lr
+
+
+def test_an_attribute_a_method_reads_from_self_traces_again_when_set():
+    """A learning-rate schedule on a global optimizer object (``opt.lr = ...``), read inside
+    the method the function calls, as torch.compile's attribute guards see it."""
+    opt = _Optimizer(0.1)
+    step = tj.jit(lambda p, g: opt.update(p, g))
+    p, g = np.ones(2), np.ones(2)
+    np.testing.assert_allclose(step(p, g), [0.9, 0.9])
+    opt.lr = 0.5
+    np.testing.assert_allclose(step(p, g), [0.5, 0.5])
+    opt.steps_taken += 1                  # not read by the trace: no new trace
+    step(p, g)
+    assert step.trace_count == 2
+
+
+def test_attributes_of_global_and_closure_objects_are_guarded_through_chains():
+    class Box:
+        pass
+    model = Box()
+    model.w = np.ones(2)
+    model.cfg = Box()
+    model.cfg.scale = 2.0
+    f = tj.jit(lambda x: x * model.w * model.cfg.scale)
+    x = np.ones(2)
+    np.testing.assert_allclose(f(x), [2.0, 2.0])
+    model.w = np.full(2, 3.0)             # rebound: traced again
+    np.testing.assert_allclose(f(x), [6.0, 6.0])
+    model.cfg.scale = -1.0
+    np.testing.assert_allclose(f(x), [-3.0, -3.0])
+    model.cfg = Box()
+    model.cfg.scale = 10.0
+    np.testing.assert_allclose(f(x), [30.0, 30.0])
+    assert f.trace_count == 4
+
+
+class _Settings:
+    factor = 2.0
+
+
+def test_a_class_attribute_read_through_the_class_traces_again_when_set():
+    f = tj.jit(lambda x: x * _Settings.factor)
+    x = np.ones(2)
+    np.testing.assert_allclose(f(x), [2.0, 2.0])
+    _Settings.factor = 5.0
+    try:
+        np.testing.assert_allclose(f(x), [5.0, 5.0])
+    finally:
+        _Settings.factor = 2.0

@@ -11,12 +11,16 @@ nested lambdas' and functions' too), and those of the user's Python functions re
 way (the helpers it calls, a function that ``grad`` or ``jit`` wraps), to a small depth.
 Scalars (Python numbers, bools, strings, None, NumPy scalars) are guarded by value, anything
 else by identity (an array or a model rebound to a new one, a function redefined); modules
-are not guarded. What a guard cannot see: an array changed in place (``w[0] = 5``) and a
-value inside a container (``cfg["lr"] = 0.2``) keep their traced values, as in jax.jit: pass
-them as arguments.
+are not guarded. The attributes the code reads from those objects are guarded the same way
+(``opt.lr``, ``model.cfg.scale``, and ``self.lr`` inside ``opt.update``: attribute_reads.py),
+read from the holding object's ``__dict__`` as a global is from its module's. Arrays are read
+at every call (tracer/external_arrays.py), so an array changed in place is seen, except one in
+a container or an attribute; a value inside a container (``cfg["lr"] = 0.2``) is not seen
+either: pass those as arguments.
 
-Cost per call: one identity check per guarded name; a value is fingerprinted only when the
-object bound to its name is not the one seen last.
+Cost per call: one identity check per guarded name or attribute (C loops: ``itemgetter`` per
+dict, ``map(is_, ...)``); a value is fingerprinted only when the object bound to its name is
+not the one seen last.
 """
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ from operator import attrgetter, is_, itemgetter
 
 import numpy as np
 
+from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
+                              self_attributes)
 from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
                                       global_names, is_library)
 
@@ -46,6 +52,7 @@ class Guards:
         self._labels = [label for _, names in found.globals.values() for _, label in names]
         self._labels += [label for _, label in found.cells]
         self._cell_list = tuple(c for c, _ in found.cells)
+
         self._seen = self._read()
         self._prints = [_fingerprint(v) for v in self._seen]
 
@@ -125,6 +132,7 @@ class _Collector:
     def __init__(self):
         self.globals: dict = {}          # id(globals dict) -> (the dict, [(name, label)])
         self.cells: list = []            # (cell, label)
+        self._attributes: set = set()   # (id(an object's __dict__), name) guarded
         self.visited: set = set()
 
     def visit(self, fn, depth: int) -> None:
@@ -151,6 +159,34 @@ class _Collector:
             if name in g and not isinstance(g[name], types.ModuleType):
                 self.globals.setdefault(id(g), (g, []))[1].append((name, f"global {name}"))
                 self.visit(g[name], depth + 1)
+        cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+        for kind, root, attrs in sorted(chains(code)):
+            value = (g.get(root, MISSING) if kind == "global" else
+                     cell_value(cells[root]) if root in cells else MISSING)
+            if value is not MISSING and guardable_root(value):
+                self._attribute(value, root, attrs)
+
+    def _attribute(self, root_value, root: str, attrs: tuple) -> None:
+        """Guard ``root.attrs`` if the object holds it (for a method called on the object,
+        the attributes the method reads from ``self``): read from the ``__dict__`` of the
+        object that holds it now, as a global from its module's. Every shorter chain is
+        guarded too (``chains`` gives each prefix), so a rebound ``root`` or ``root.a`` is
+        seen before a stale ``__dict__`` could mislead."""
+        owner = read_chain(root_value, attrs[:-1])
+        if owner is MISSING:
+            return
+        names = [attrs[-1]]
+        if own_attribute(owner, attrs[-1]) is MISSING and not isinstance(owner, type):
+            names = sorted(self_attributes(type(owner), attrs[-1]))
+        d = object.__getattribute__(owner, "__dict__")
+        for name in names:
+            key = (id(d), name)
+            if key in self._attributes or len(self._attributes) >= MAX_READS \
+                    or own_attribute(owner, name) is MISSING:
+                continue
+            self._attributes.add(key)
+            label = ".".join((root,) + attrs[:-1] + (name,))
+            self.globals.setdefault(id(d), (d, []))[1].append((name, label))
 
 
 def _python_function(obj):
