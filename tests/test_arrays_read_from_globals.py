@@ -239,3 +239,141 @@ def test_vjp_outside_jit_traces_again_when_a_small_constant_array_changes():
     _, pullback = tracejit.vjp(f, x)
     np.testing.assert_allclose(pullback(np.ones(2))[0], [3.0, 3.0])
     MODES[1] = 0
+
+
+# -- found by review ---------------------------------------------------------------------------
+_RW = np.ones(2)
+
+
+def _power(x, n):
+    return x if n == 0 else _power(x * _RW, n - 1)
+
+
+def test_a_recursive_helper_reads_the_global_array_at_every_level():
+    """The recursive call went to the original function, whose _RW was the traced constant:
+    after _RW changed in place, only the outermost level saw the new values."""
+    f = tracejit.jit(lambda x: _power(x, 3))
+    x = np.ones(2)
+    np.testing.assert_allclose(f(x), x)
+    _RW[...] = 2.0
+    try:
+        np.testing.assert_allclose(f(x), [8.0, 8.0])
+    finally:
+        _RW[...] = 1.0
+
+
+def test_a_written_argument_sharing_memory_with_a_global_array_is_refused():
+    """f(W) with f writing into its argument and reading the global W: the trace took them as
+    separate arrays and gave another result than NumPy's, silently."""
+    g = np.ones(3)
+
+    def f(x):
+        x[0] = 5.0
+        return x + g
+
+    with pytest.raises(ValueError, match="shares memory with g .closed over by f."):
+        tracejit.jit(f)(g)
+
+
+_LOG: dict = {}
+
+
+def test_globals_and_exec_in_a_jitted_function_write_the_modules_globals():
+    """The function's copy had globals of its own: globals()[...] = v and exec wrote there."""
+    def f(x):
+        globals()["_LOG"] = {"seen": 1}
+        exec("_LOG['exec'] = 2")
+        return x * _RW
+
+    tracejit.jit(f)(np.ones(2))
+    assert _LOG == {"seen": 1, "exec": 2}
+
+
+def test_a_class_body_in_a_jitted_function_reads_the_global_array_at_every_call():
+    """A class body reads globals with LOAD_NAME, which was not followed: a stale constant."""
+    def f(x):
+        class K:
+            w = _RW * 2
+        return x + K.w
+
+    j = tracejit.jit(f)
+    x = np.zeros(2)
+    np.testing.assert_allclose(j(x), f(x))
+    _RW[...] = 3.0
+    try:
+        np.testing.assert_allclose(j(x), f(x))
+    finally:
+        _RW[...] = 1.0
+
+
+def test_isinstance_of_a_global_array_is_true_under_jit():
+    """isinstance(W, np.ndarray) saw the tracer: False, so the jitted function took the other
+    branch than the eager one."""
+    def f(x):
+        if isinstance(_RW, np.ndarray) and type(_RW) is np.ndarray:
+            return x + _RW
+        return x
+
+    j = tracejit.jit(f)
+    x = np.zeros(2)
+    np.testing.assert_allclose(j(x), f(x))
+    _RW[...] = 4.0
+    try:
+        np.testing.assert_allclose(j(x), f(x))     # left a constant, checked at every call
+    finally:
+        _RW[...] = 1.0
+
+
+_CPLX = np.array([1 + 1j, 2j])
+
+
+def test_a_small_global_array_of_an_unsupported_dtype_traces_again_when_changed():
+    """A complex (or object) global used only on the Python side stayed a constant that was
+    never checked: the next call used its old values."""
+    def f(x):
+        return x + np.abs(_CPLX)
+
+    j = tracejit.jit(f)
+    x = np.zeros(2)
+    np.testing.assert_allclose(j(x), f(x))
+    _CPLX[0] = 3 + 4j
+    np.testing.assert_allclose(j(x), f(x))
+
+
+def test_a_global_memmap_changed_in_place_is_seen(tmp_path):
+    """An np.memmap (an ndarray subclass) was left a constant, never checked: stale values."""
+    mm = np.memmap(tmp_path / "w.dat", dtype=np.float64, mode="w+", shape=(3,))
+    mm[:] = 1.0
+
+    def f(x):
+        return x + mm
+
+    j = tracejit.jit(f)
+    x = np.zeros(3)
+    np.testing.assert_allclose(j(x), f(x))
+    mm[0] = 4.0
+    np.testing.assert_allclose(j(x), f(x))
+    del mm
+
+
+_COUNT = np.array([3.0])
+
+
+def test_python_code_catching_the_error_for_a_global_arrays_value_takes_the_eager_path():
+    """int(_COUNT[0]) on the lifted array raised, the function's own except took its
+    fallback, and the trace kept it: another result than NumPy's, silently."""
+    def f(x):
+        try:
+            n = int(_COUNT[0])
+        except TypeError:
+            n = 0
+        return x + n
+
+    j = tracejit.jit(f)
+    x = np.zeros(2)
+    np.testing.assert_allclose(j(x), f(x))
+    _COUNT[0] = 5.0
+    try:
+        np.testing.assert_allclose(j(x), f(x))
+    finally:
+        _COUNT[0] = 3.0

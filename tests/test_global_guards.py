@@ -248,3 +248,21 @@ def test_a_class_attribute_read_through_the_class_traces_again_when_set():
         np.testing.assert_allclose(f(x), [5.0, 5.0])
     finally:
         _Settings.factor = 2.0
+
+
+def test_jit_of_a_bound_method_or_callable_object_guards_what_it_reads_from_self():
+    class Scaler:
+        def __init__(self):
+            self.k = 2.0
+
+        def apply(self, x):
+            return x * self.k
+
+        __call__ = apply
+
+    s = Scaler()
+    for f in (tj.jit(s.apply), tj.jit(s)):
+        s.k = 2.0
+        np.testing.assert_allclose(f(np.ones(2)), [2.0, 2.0])
+        s.k = 3.0
+        np.testing.assert_allclose(f(np.ones(2)), [3.0, 3.0])

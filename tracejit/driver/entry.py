@@ -40,6 +40,7 @@ class CompiledEntry:
         # at every call, so that a change made in place is seen (tracer/external_arrays.py);
         # one that is not C-contiguous is passed as a contiguous copy, as an argument is.
         self._external = tuple(traced.captured)
+        self._external_names = traced.captured_names
         self._contiguous = all(a.flags.c_contiguous for a in self._external)
         if not self._contiguous:
             self._run = _with_contiguous(self._run, len(self._external))
@@ -80,7 +81,9 @@ class CompiledEntry:
         return self._rebuild(outs, leaves)
 
     def _rebuild(self, outs, leaves=()):
-        outs = [o[()] if s else o for o, s in zip(outs[:self._n], self._scalar)]
+        # (a 0-d device result, device_results=True, stays a device array: [()] copies it)
+        outs = [o[()] if s and not is_device_array(o) else o
+                for o, s in zip(outs[:self._n], self._scalar)]
         # Eagerly, the function returned the argument itself (a 0-d one too: an array, not a
         # scalar).
         for r, k in self._returns_written:
@@ -110,11 +113,22 @@ class CompiledEntry:
                         f"memory with another argument, {self._leaf_names[j]}; tracejit "
                         "traced them as separate arrays, so the result could differ from "
                         f"NumPy's. Pass a copy of one of them.{where}")
+            for other, label in zip(self._external, self._external_names):
+                if _overlap(dst, other):
+                    raise ValueError(
+                        f"the jitted function writes into its argument {name}, which shares "
+                        f"memory with {label}, an array it reads from outside itself; "
+                        "tracejit read them as separate arrays, so the result could differ "
+                        f"from NumPy's. Pass a copy of one of them.{where}")
         for (i, _), value in zip(self._written, new):
             if isinstance(leaves[i], np.ndarray):
                 np.copyto(leaves[i], value)
             elif is_device_array(leaves[i]):
-                leaves[i].copy_to_device(value)
+                dst = leaves[i]
+                if dst.is_c_contiguous() or dst.is_f_contiguous():
+                    dst.copy_to_device(value)
+                else:        # a strided view (d[:, ::2]): copy_to_device wants one region
+                    dst[...] = value
         return outs
 
 

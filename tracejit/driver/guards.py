@@ -25,6 +25,7 @@ not the one seen last.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from itertools import repeat
 from operator import attrgetter, is_, itemgetter
@@ -136,6 +137,14 @@ class _Collector:
         self.visited: set = set()
 
     def visit(self, fn, depth: int) -> None:
+        if depth == 0:
+            # jit(obj.method), jit(callable_obj): what the method reads from self is guarded
+            if isinstance(fn, types.MethodType) and not isinstance(fn.__self__, type):
+                self._attribute(fn.__self__, "self", (fn.__func__.__name__,))
+            elif callable(fn) and not isinstance(fn, (types.FunctionType, type)) and \
+                    isinstance(inspect.getattr_static(type(fn), "__call__", None),
+                               types.FunctionType):
+                self._attribute(fn, "self", ("__call__",))
         fn = _python_function(fn)
         if fn is None or id(fn) in self.visited or depth > MAX_DEPTH \
                 or len(self.visited) >= MAX_FUNCTIONS:
@@ -178,7 +187,12 @@ class _Collector:
         names = [attrs[-1]]
         if own_attribute(owner, attrs[-1]) is MISSING and not isinstance(owner, type):
             names = sorted(self_attributes(type(owner), attrs[-1]))
-        d = object.__getattribute__(owner, "__dict__")
+        try:
+            d = object.__getattribute__(owner, "__dict__")
+        except AttributeError:           # an array's method (W.sum()): no attributes to guard
+            return
+        if not isinstance(d, (dict, types.MappingProxyType)):
+            return
         for name in names:
             key = (id(d), name)
             if key in self._attributes or len(self._attributes) >= MAX_READS \

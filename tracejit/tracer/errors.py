@@ -6,6 +6,7 @@ import linecache
 import os
 import re
 import sys
+import threading
 
 from .scipy_calls import in_scipy, refusal
 
@@ -74,6 +75,15 @@ class TracerError(Exception):
     """Base of the errors raised while tracing, each naming the user's file and line."""
 
 
+_made = threading.local()
+
+
+def concretizations() -> int:
+    """How many ConcretizationErrors this thread has made: a trace tells from it that Python
+    code needed a value even where the user's code caught the error (``except TypeError:``)."""
+    return getattr(_made, "n", 0)
+
+
 class ConcretizationError(TracerError):
     """A traced value was used where Python needs a concrete one.
 
@@ -83,6 +93,7 @@ class ConcretizationError(TracerError):
     """
 
     def __init__(self, what: str, loc: SourceLocation | None, extra: str = ""):
+        _made.n = concretizations() + 1
         where = f" at {loc.describe()}" if loc else ""
         msg = (f"tracejit: {what} needs a concrete value, but the value is traced "
                f"(its contents are unknown until the compiled function runs){where}\n"

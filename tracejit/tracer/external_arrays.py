@@ -14,10 +14,11 @@ copies share their code, so errors and tracebacks name the user's lines.
 What stays a constant: read-only arrays (they cannot change), arrays inside containers or in
 attributes of objects (``cfg["w"]``, ``model.w``; a jitted method's own arrays are arguments
 already), a function's arrays where it stores into its globals or its enclosing function's
-variables (``global step``, ``nonlocal``), and every array of a trace in which Python code
-needed a value (``if W[0] > 0``, ``W.tolist()``): that trace is made again with them as
-constants (trace_function.py). Rebinding a name (``W = new``) is seen by the guards
-(driver/guards.py), which follow the same functions.
+variables (``global step``, ``nonlocal``) or uses ``globals()``, ``eval`` or ``exec``, arrays
+it passes to ``isinstance`` or ``type`` (a tracer is no ndarray), and every array of a
+trace in which Python code needed a value (``if W[0] > 0``, ``W.tolist()``): that trace is
+made again with them as constants (trace_function.py). Rebinding a name (``W = new``) is seen
+by the guards (driver/guards.py), which follow the same functions.
 """
 from __future__ import annotations
 
@@ -42,13 +43,17 @@ MISSING = object()
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
 _STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
 _CELL_STORES = frozenset(("STORE_DEREF", "DELETE_DEREF"))
+# Builtins that read or write the globals dict itself: a copy's would not be the module's
+_READS_GLOBALS = frozenset(("globals", "eval", "exec"))
+# A class body defined in a function reads the function's globals with LOAD_NAME
+_GLOBAL_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
 
 
 def global_names(code) -> set:
     """The names ``code`` and the code nested in it read as globals: LOAD_GLOBAL's (not
     co_names, which also holds attribute names: ``model.params`` must not be taken for a
     notebook's global ``params``)."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_LOADS}
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names |= global_names(c)
@@ -78,23 +83,44 @@ def _stores(code, opnames) -> set:
     return names
 
 
+_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE"))
+
+
+def type_checked(code) -> set:
+    """The names ``code`` (and code nested in it) passes to ``isinstance`` or ``type``
+    (``isinstance(W, np.ndarray)``): a tracer is no ndarray, so those arrays stay constants."""
+    names, previous = set(), None
+    for i in dis.get_instructions(code):
+        if previous is not None and i.opname in _LOADS:
+            names.add(i.argval)
+        previous = (i if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+                    and i.argval in ("isinstance", "type") else None)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= type_checked(c)
+    return names
+
+
 def liftable(value) -> bool:
     """An array the function may see changed in place between calls."""
-    return type(value) is np.ndarray and value.flags.writeable
+    return type(value) in (np.ndarray, np.memmap) and value.flags.writeable
 
 
 class Shadows:
     """Copies of a function and of the user's functions it reaches, their arrays replaced by
-    what ``lift(array, name, label)`` gives (a tracer; the array itself to leave it a constant)."""
+    what ``lift(array, name, label, constant)`` gives (a tracer; the array itself to leave it a
+    constant: always where ``constant``, for an array the code passes to ``isinstance``)."""
 
     def __init__(self, lift):
         self.lift = lift
         self._done: dict = {}        # id(original) -> its copy (or the original)
         self._held: list = []        # the originals, so that their ids stay theirs
+        self._reached: set = set()   # ids of functions reached again while being copied
 
     def of(self, obj, depth: int = 0):
         key = id(obj)
         if key in self._done:
+            self._reached.add(key)
             return self._done[key]
         if depth > MAX_DEPTH or len(self._done) >= MAX_FUNCTIONS:
             return obj
@@ -129,6 +155,7 @@ class Shadows:
         # user's functions its closure holds: its own globals are not the user's.
         cells = fn.__closure__
         new_cells = None
+        checked = type_checked(code) if user else ()
         if cells:
             written = _stores(code, _CELL_STORES)
             out = []
@@ -137,7 +164,8 @@ class Shadows:
                 new = v
                 if v is not MISSING and name not in written:
                     if user and liftable(v):
-                        new = self.lift(v, name, f"{name} (closed over by {fn.__name__})")
+                        new = self.lift(v, name, f"{name} (closed over by {fn.__name__})",
+                                        name in checked)
                     elif user or isinstance(v, types.FunctionType):
                         # (a library's closure may use an object it holds other than by
                         # calling it: only its functions are followed)
@@ -147,23 +175,35 @@ class Shadows:
                 new_cells = tuple(out)
         g = fn.__globals__
         new_globals = None
-        if user and not _stores(code, _STORES):
+        if user and not _stores(code, _STORES) and not global_names(code) & _READS_GLOBALS:
+            # The copy is made first, its globals filled below: a recursive call (through
+            # the globals) reaches the copy, not the original with the arrays constants.
+            new_globals = {}
+            copy = self._copy_of(fn, new_globals, cells if new_cells is None else new_cells)
+            self._done[id(fn)] = copy
+            self._reached.discard(id(fn))
             changed = {}
             for name in global_names(code):
                 v = g.get(name, MISSING)
                 if v is MISSING or isinstance(v, types.ModuleType):
                     continue
-                new = (self.lift(v, name, f"global {name}") if liftable(v)
+                new = (self.lift(v, name, f"global {name}", name in checked) if liftable(v)
                        else self.of(v, depth + 1))
                 if new is not v:
                     changed[name] = new
-            if changed:
-                new_globals = {**g, **changed}
-        if new_cells is None and new_globals is None:
+            if changed or new_cells is not None or id(fn) in self._reached:
+                new_globals.update(g)
+                new_globals.update(changed)
+                return copy
+            self._done[id(fn)] = fn
+            new_globals = None
+        if new_cells is None:
             return fn
-        copy = types.FunctionType(code, g if new_globals is None else new_globals,
-                                  fn.__name__, fn.__defaults__,
-                                  cells if new_cells is None else new_cells)
+        return self._copy_of(fn, g, new_cells)
+
+    @staticmethod
+    def _copy_of(fn: types.FunctionType, g: dict, cells):
+        copy = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
         copy.__kwdefaults__ = fn.__kwdefaults__
         copy.__qualname__ = fn.__qualname__
         copy.__module__ = fn.__module__
@@ -189,11 +229,11 @@ class ExternalArrays:
     def shadow(self, fn):
         return Shadows(self.lift).of(fn)
 
-    def lift(self, array: np.ndarray, name: str, label: str):
-        tracer = self._by_id.get(id(array))
+    def lift(self, array: np.ndarray, name: str, label: str, constant: bool = False):
+        tracer = None if constant else self._by_id.get(id(array))
         if tracer is not None:
             return tracer
-        if array.size < self._constant_below:
+        if constant or array.size < self._constant_below:
             if array.size <= SMALL_CONSTANT_ARRAY and all(a is not array
                                                           for _, a, _ in self.constants):
                 self.constants.append((label, array, array.tobytes()))
@@ -201,14 +241,18 @@ class ExternalArrays:
         try:
             t, _ = abstract_leaf(array, label)
         except (TypeError, ValueError, OverflowError):
-            return array                 # a dtype tracejit cannot hold: left to fail as before
+            # a dtype tracejit cannot hold (complex, object): a constant, as before; a small
+            # one is checked for changes at every call, as one Python reads
+            return self.lift(array, name, label, constant=True)
         tracer = Tracer(self.trace.builder.param(t, self._param_name(name)), self.trace)
         argument_root(tracer, array, False)
         if t.shape == ():
             self.trace.zero_d[tracer._val] = False       # a 0-d array: written in place
         self._by_id[id(array)] = tracer
         self.tracers.append((tracer, tracer._val, label))
-        self.trace.captured.append(array)
+        # (an np.memmap as the plain array it is: a view of the same memory)
+        self.trace.captured.append(array if type(array) is np.ndarray
+                                   else array.view(np.ndarray))
         return tracer
 
     def smallest_lifted(self) -> int:

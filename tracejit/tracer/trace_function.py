@@ -13,7 +13,7 @@ from ..ir.passes import dce
 from .arguments import abstract_leaf
 from .views import argument_root
 from .container_writes import ContainerWrites, first_change, record, snapshot
-from .errors import TracerError, unsupported
+from .errors import TracerError, concretizations, unsupported
 from .external_arrays import SMALL_CONSTANT_ARRAY, ExternalArrays
 from .leaks import check_no_leaks
 from .numpy.patches import numpy_sees_tracers
@@ -70,6 +70,8 @@ class Traced:
     # values (external_arrays.py): (label, array, its bytes when traced), for the caller to
     # trace again when one changes in place
     constant_arrays: list = field(default_factory=list)
+    # The names of the arrays read from outside (global W) among ``captured``, for messages
+    captured_names: list = field(default_factory=list)
 
     @property
     def n_results(self) -> int:
@@ -139,6 +141,7 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         externals = (ExternalArrays(tr, _param_name, constant_below)
                      if constant_below is not None else None)
         run = externals.shadow(fn) if externals else fn
+        made = concretizations()
         try:
             with numpy_sees_tracers():
                 out = run(*a, **k)
@@ -149,6 +152,10 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
             if externals is not None and externals.tracers:
                 raise _NeedsConstants(externals.smallest_lifted()) from e
             raise
+        if externals is not None and externals.tracers and concretizations() != made:
+            # Python needed a value and the user's code caught the error (try: int(N) except
+            # TypeError: ...): it took another path than it does on the arrays themselves
+            raise _NeedsConstants(externals.smallest_lifted())
         if externals is not None and (w := externals.written()) is not None:
             raise unsupported(f"a function that writes into {w[0]}, an array it reads from "
                               "outside itself (x[i] = v, x += y, out=x)",
@@ -183,27 +190,30 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
     values = ([r._value for r in results] + [tracers[i]._value for i in written]
               + [v._value for v in container_values])
     function, captured = dce(tr.finish(values)), tr.captured
+    labels = [label for _, _, label in externals.tracers] if externals is not None else []
     if externals is not None and externals.tracers:
-        function, captured = _without_unused(function, len(leaves), captured)
+        function, captured, labels = _without_unused(function, len(leaves), captured, labels)
     function = verify(function)
-    return Traced(function, out_tree, [r._weak for r in results], captured, repeats,
+    traced = Traced(function, out_tree, [r._weak for r in results], captured, repeats,
                   written, [names[i] for i in written], containers, returns_written,
                   tr.read_layout, [(i, d, loc) for i, v in enumerate(originals)
                                    for d, loc in tr.int_casts.get(v, ())], written_at,
                   scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
                   externals.constants if externals is not None else [])
+    traced.captured_names = labels
+    return traced
 
 
-def _without_unused(function: Function, n_leaves: int, captured: list):
+def _without_unused(function: Function, n_leaves: int, captured: list, labels: list):
     """The trace's lifted arrays that no op reads dropped (a global the function read on a
     path it did not take, or only for its shape)."""
     used = {v for op in function.ops for v in op.operands} | set(function.results)
     keep = [i for i, p in enumerate(function.params[n_leaves:]) if p in used]
     if len(keep) == len(captured):
-        return function, captured
+        return function, captured, labels
     params = function.params[:n_leaves] + [function.params[n_leaves + i] for i in keep]
     return (Function(function.name, params, function.ops, function.results),
-            [captured[i] for i in keep])
+            [captured[i] for i in keep], [labels[i] for i in keep])
 
 
 def scalar_kinds(leaves) -> tuple:
