@@ -11,7 +11,7 @@ each with the NumPy functions composed from its ops:
                        ops that needs (reshape, broadcast_to, concatenate, stack)
     shapes.py          transpose, squeeze, flip, slices; arrays made from a shape
     padding.py         np.pad (constant values per side, edge, wrap, reflect, symmetric)
-    sorting.py         sort, argsort
+    sorting.py         sort, argsort; median, quantile, percentile
     finite_differences.py  np.gradient
     conversion.py      np.array, np.asarray, ... of traced values
     patches.py         the NumPy attributes replaced during a trace (conversions, np.zeros, ...)
@@ -19,9 +19,10 @@ each with the NumPy functions composed from its ops:
     arithmetic.py      operators, comparisons, logical and bitwise ops, where, clip
     math_functions.py  exp, log, trig, rounding, NaN tests, erf, sigmoid
     reductions.py      sum, mean, max, argmax, all, ... and average, ptp
-    gather.py          take, take_along_axis, repeat, tile, roll
+    gather.py          take, take_along_axis, repeat, tile, roll, unravel_index
     indexing.py        x[key]
-    linalg.py          matmul, dot, tensordot, norms, diag, trace, triu
+    linalg.py          matmul, dot, tensordot, norms, diag, trace, triu; cov, corrcoef,
+                       convolve, cross
     einsum.py          np.einsum
     dispatch.py        NumPy function -> implementation tables (__array_ufunc__/function)
 

@@ -180,8 +180,7 @@ def _set_masked(x, keys, value):
     """``x[mask] = v`` with a traced boolean mask: where(mask, v, x); ``v`` a scalar, an array
     of one element's shape, or a selection under an equal mask (its full-shape array)."""
     if len(keys) != 1:
-        raise unsupported("a traced boolean mask combined with other indices in an "
-                          "assignment", "apply the mask alone: x[mask] = v")
+        return _set_masked_after_slices(x, keys, value)
     mask = keys[0]
     if mask.shape != x.shape[:mask.ndim]:
         raise numpy_error(IndexError, f"boolean index of shape {mask.shape} does not match "
@@ -206,6 +205,34 @@ def _set_masked(x, keys, value):
         if v.size == 1 and v.ndim > len(rest):
             v = reshape(v, ())
     store(x, select(rows(mask, len(rest)), fit(v, x), x))
+
+
+def _set_masked_after_slices(x, keys, value):
+    """``x[..., mask] = v``, ``x[:, mask] = v``: a traced mask among full slices (and at most
+    one Ellipsis), with a value of one element: where(mask over its axes, v, x)."""
+    at = [i for i, k in enumerate(keys) if isinstance(k, Tracer)]
+    others = [k for k in keys if not isinstance(k, Tracer)]
+    full = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in others)
+    n_ellipsis = sum(k is Ellipsis for k in others)
+    if len(at) != 1 or not full or n_ellipsis > 1:
+        raise unsupported("a traced boolean mask combined with other indices in an "
+                          "assignment", "apply the mask alone: x[mask] = v, or write "
+                          "x[..., mask] = v with full slices only")
+    mask = keys[at[0]]
+    free = x.ndim - (len(others) - n_ellipsis) - mask.ndim
+    lead = sum(k is not Ellipsis for k in keys[:at[0]]) + (
+        max(free, 0) if any(k is Ellipsis for k in keys[:at[0]]) else 0)
+    if free < 0 or mask.shape != x.shape[lead:lead + mask.ndim]:
+        raise numpy_error(IndexError, f"boolean index of shape {mask.shape} does not match "
+                          f"the array's shape {x.shape} at axis {lead}",
+                          "the mask's shape must match the axes it indexes")
+    v = None if isinstance(value, Selection) else _as_written(value, x)
+    if v is None or v.size != 1:
+        raise unsupported("x[..., mask] = v with a v of more than one value (its layout "
+                          "depends on the data)", "write one value, or use np.where(mask, "
+                          "new_values_full, x) with a full-size array")
+    m = reshape(mask, (1,) * lead + mask.shape + (1,) * (x.ndim - lead - mask.ndim))
+    store(x, select(m, fit(reshape(v, ()), x), x))
 
 
 def _set_positions(x, key, value):

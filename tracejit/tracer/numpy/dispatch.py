@@ -124,6 +124,8 @@ FUNCTIONS = {
     np.atleast_1d: joining.atleast(1), np.atleast_2d: joining.atleast(2),
     np.atleast_3d: joining.atleast(3),
     np.split: joining.split, np.array_split: joining.array_split,
+    np.hsplit: joining.hsplit, np.vsplit: joining.splitter(0, 2, "vsplit"),
+    np.dsplit: joining.splitter(2, 3, "dsplit"),
     # elementwise
     np.where: arithmetic.where_function, np.select: arithmetic.select,
     np.clip: lambda a, a_min=np._NoValue, a_max=np._NoValue, out=None, **kw: arithmetic.clip(
@@ -139,11 +141,14 @@ FUNCTIONS = {
     np.take_along_axis: lambda arr, indices, axis: gather.take_along_axis(arr, indices, axis),
     # sorting, finite differences, conversions (np.array and its kin: see conversion.py)
     np.sort: sorting.sort, np.argsort: sorting.argsort, np.gradient: finite_differences.gradient,
+    np.median: sorting.median, np.quantile: sorting.quantile,
+    np.percentile: sorting.percentile,
     np.histogram: histogram.histogram, np.histogram_bin_edges: histogram.histogram_bin_edges,
     np.array: conversion.array, np.asarray: conversion.asarray,
     np.asanyarray: conversion.asarray, np.ascontiguousarray: conversion.ascontiguousarray,
     np.asfortranarray: conversion.asfortranarray,
     np.repeat: gather.repeat, np.tile: gather.tile, np.roll: gather.roll,
+    np.unravel_index: gather.unravel_index,
     # linear algebra
     np.dot: lambda a, b, out=None: linalg.dot(a, b), np.vdot: linalg.vdot,
     np.inner: linalg.inner, np.outer: lambda a, b, out=None: linalg.outer(a, b),
@@ -152,6 +157,8 @@ FUNCTIONS = {
     np.linalg.norm: linalg.norm, np.linalg.vector_norm: linalg.vector_norm,
     np.diagonal: linalg.diagonal, np.diag: linalg.diag, np.trace: linalg.trace,
     np.triu: linalg.triangle(True), np.tril: linalg.triangle(False),
+    np.diagflat: linalg.diagflat, np.cross: linalg.cross, np.convolve: linalg.convolve,
+    np.cov: linalg.cov, np.corrcoef: linalg.corrcoef,
     np.linalg.solve: linalg_solvers.solve, np.linalg.inv: linalg_solvers.inv,
     np.linalg.cholesky: linalg_solvers.cholesky, np.linalg.slogdet: linalg_solvers.slogdet,
     np.linalg.det: linalg_solvers.det,
@@ -176,7 +183,7 @@ VIEW_FUNCTIONS = {
     np.swapaxes, np.moveaxis,
     np.squeeze, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
     np.flipud, np.rot90, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split,
-    np.array_split,
+    np.array_split, np.hsplit, np.vsplit, np.dsplit,
     # the argument itself when it needs no conversion (conversion.py copies when asked to)
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
 }

@@ -15,7 +15,8 @@ import numpy as np
 from ...ir import dtypes, ops
 from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
-from .arithmetic import add, clip, greater_equal, less, logical_and, multiply, remainder, where
+from .arithmetic import (add, clip, floor_divide, greater_equal, less, logical_and,
+                         multiply, remainder, where)
 from .lifting import broadcast_to, convert, emit, lift, reshape
 from .rules import broadcast_shapes, dt, has_tracer, normalize_axis
 from .shapes import iota, transpose
@@ -160,13 +161,36 @@ def take_along_axis(x, indices, axis):
 
 def repeat(a, repeats, axis=None):
     x = lift(a)
-    if not isinstance(repeats, (int, np.integer)):
-        raise unsupported("np.repeat with per-element repeats", "pass one integer")
+    if isinstance(repeats, Tracer) or (isinstance(repeats, (list, tuple))
+                                       and has_tracer(repeats)):
+        raise unsupported("np.repeat with traced per-element repeats (the result's size "
+                          "depends on the data)", "pass one integer or constant counts")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
-    idx = np.repeat(np.arange(x.shape[axis]), repeats)
+    idx = np.repeat(np.arange(x.shape[axis]), repeats)    # NumPy checks constant counts
     return take(x, idx, axis)
+
+
+def unravel_index(indices, shape, order="C"):
+    """np.unravel_index of traced flat indices: one intp array per axis (indices out of range
+    are not checked, as NumPy's ValueError would need their values)."""
+    idx = lift(indices)
+    if not dt(idx).is_int:
+        raise numpy_error(TypeError, f"only int indices permitted, got {idx.dtype}",
+                          "convert them with .astype(np.int64)")
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if order not in ("C", "F"):
+        raise numpy_error(ValueError, "only 'C' or 'F' order is permitted", "pass one of them")
+    idx = convert(idx, dtypes.int64)
+    axes = list(range(len(dims)))[::-1] if order == "C" else list(range(len(dims)))
+    out = [None] * len(dims)
+    stride = 1
+    for i, ax in enumerate(axes):
+        q = idx if stride == 1 else floor_divide(idx, stride)
+        out[ax] = q if i == len(axes) - 1 else remainder(q, dims[ax])
+        stride *= dims[ax]
+    return tuple(out)
 
 
 def tile(a, reps):

@@ -93,6 +93,25 @@ def split(ary, indices_or_sections, axis=0):
     return outs
 
 
+def hsplit(ary, indices_or_sections):
+    x = lift(ary)
+    if x.ndim == 0:
+        raise numpy_error(ValueError, "hsplit only works on arrays of 1 or more dimensions",
+                          "pass an array of at least 1 dimension")
+    return split(x, indices_or_sections, 1 if x.ndim > 1 else 0)
+
+
+def splitter(axis, min_ndim, name):
+    """np.vsplit (axis 0, 2-d and up) and np.dsplit (axis 2, 3-d and up)."""
+    def g(ary, indices_or_sections):
+        x = lift(ary)
+        if x.ndim < min_ndim:
+            raise numpy_error(ValueError, f"{name} only works on arrays of {min_ndim} or "
+                              "more dimensions", "pass an array of more dimensions")
+        return split(x, indices_or_sections, axis)
+    return g
+
+
 def array_split(ary, indices_or_sections, axis=0):
     x = lift(ary)
     if not isinstance(indices_or_sections, (int, np.integer)):

@@ -223,8 +223,18 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    if returned:
-        raise unsupported("np.average(returned=True)", "compute the weight sum separately")
+    if returned:        # (the average, and the sum of the weights in its shape and dtype)
+        avg = average(a, axis, weights, keepdims=keepdims)
+        if weights is None:
+            x = lift(a)
+            scl = np.asarray(x.size // max(avg.size, 1), avg.dtype)
+        else:
+            x, w = lift_all(a, weights)
+            if w.shape != x.shape:
+                ax = normalize_axis(axis, x.ndim)
+                w = reshape(w, [w.shape[0] if i == ax else 1 for i in range(x.ndim)])
+            scl = convert(sum(broadcast_to(w, x.shape), axis, keepdims), dt(avg))
+        return avg, broadcast_to(lift(scl, avg._trace), avg.shape)
     if weights is None:
         return mean(a, axis, keepdims)
     x, w = lift_all(a, weights)

@@ -10,7 +10,9 @@ permutation; argsort's integer result has none.
 """
 from __future__ import annotations
 
-from ...ir import ops
+import numpy as np
+
+from ...ir import dtypes, ops
 from ..errors import numpy_error
 from .lifting import emit, lift, reshape
 from .rules import normalize_axis
@@ -63,3 +65,120 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         x, axis = reshape(x, (-1,)), 0 if axis is None else axis
     axis = normalize_axis(axis, x.ndim)
     return emit(x._trace, ops.argsort, [x], axis=axis, kind=kind)
+
+
+# ---------------------------------------------------------------------------------------------
+# Order statistics: np.median, np.quantile and np.percentile (method="linear", NumPy's default)
+
+
+def _along_last_axis(a, axis):
+    """``a`` with the reduced axes moved to the end and merged into one, and the result's
+    shape with keepdims=True."""
+    from .shapes import transpose
+    x = lift(a)
+    axes = (tuple(range(x.ndim)) if axis is None else
+            tuple(normalize_axis(ax, x.ndim) for ax in (
+                axis if isinstance(axis, (tuple, list)) else (axis,))))
+    kept = [i for i in range(x.ndim) if i not in axes]
+    n = 1
+    for ax in axes:
+        n *= x.shape[ax]
+    if x.ndim:
+        x = transpose(x, kept + list(axes))
+    x = reshape(x, tuple(x.shape[:len(kept)]) + (n,))
+    return x, tuple(1 if i in axes else d for i, d in enumerate(lift(a).shape))
+
+
+def _order_statistic(name, a, q, axis, keepdims, method, fraction):
+    """The linear interpolation between the sorted values at ``q * (n - 1)`` (NumPy's
+    default method), with NaN where a reduced slice holds one, as NumPy gives."""
+    from .arithmetic import add, multiply, subtract, where
+    from .gather import constant_value, take
+    from .lifting import constant, convert
+    from .math_functions import isnan
+    from .reductions import any as any_
+    from .rules import constant_dtype, dt
+    if method != "linear":
+        raise numpy_error(ValueError, f"{name}: only method='linear' is supported under "
+                          f"tracing, got {method!r}", "drop method=")
+    if hasattr(q, "_trace") and constant_value(q) is not None:
+        q = constant_value(q)
+    traced_q = hasattr(q, "_trace")
+    if not traced_q:
+        qs = np.asarray(q, dtype=np.float64) * fraction
+        if qs.size and not ((qs >= 0) & (qs <= 1)).all():
+            raise numpy_error(ValueError, f"{name}: q must be in the range "
+                              f"[0, {1 / fraction:g}]", "pass q within the range")
+    x, kept_shape = _along_last_axis(a, axis)
+    # the result's dtype: NumPy's own on a one-element array of the input's dtype
+    probe = (np.quantile if fraction == 1.0 else np.percentile)(
+        np.zeros(1, lift(a).dtype), np.zeros(q.shape, q.dtype) if traced_q else q)
+    d = constant_dtype(np.result_type(probe))
+    n = x.shape[-1]
+    if n == 0:
+        raise numpy_error(IndexError, f"{name} of an empty array", "reduce a non-empty array")
+    s = convert(sort(x, axis=-1), d)
+    if traced_q:
+        # (a q out of range, which NumPy refuses, is clamped: its value is not known here)
+        from .arithmetic import clip, minimum
+        from .math_functions import floor
+        qs = lift(q, x._trace)
+        pos = multiply(reshape(convert(qs, dtypes.float64), (-1,)), fraction * (n - 1))
+        lo = clip(convert(floor(pos), dtypes.int64), 0, n - 1)
+        hi = minimum(add(lo, 1), n - 1)
+        t = convert(clip(subtract(pos, convert(lo, dtypes.float64)), 0, 1), d)
+    else:
+        pos = qs.reshape(-1) * (n - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        t = constant((pos - lo).astype(d.np), trace=x._trace)
+    lo_v, hi_v = take(s, lo, axis=-1), take(s, hi, axis=-1)
+    out = add(lo_v, multiply(subtract(hi_v, lo_v), t))
+    if dt(x).is_float:
+        nan = constant(np.array(np.nan, d.np), trace=x._trace)
+        out = where(reshape(any_(isnan(x), axis=-1), x.shape[:-1] + (1,)), nan, out)
+    # (..., q) -> q's axes first, then the kept axes
+    from .shapes import transpose
+    out = transpose(out, [out.ndim - 1] + list(range(out.ndim - 1)))
+    rest = kept_shape if keepdims else x.shape[:-1]
+    return reshape(out, qs.shape + tuple(rest))
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    if weights is not None or interpolation is not None:
+        raise numpy_error(TypeError, "np.quantile: weights= and interpolation= are not "
+                          "supported under tracing", "drop them")
+    return _order_statistic("np.quantile", a, q, axis, keepdims, method, 1.0)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    if weights is not None or interpolation is not None:
+        raise numpy_error(TypeError, "np.percentile: weights= and interpolation= are not "
+                          "supported under tracing", "drop them")
+    return _order_statistic("np.percentile", a, q, axis, keepdims, method, 0.01)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """np.median: the mean of the middle one or two sorted values (NaN where a slice holds
+    one); NumPy's dtypes (float64 for integers)."""
+    from .arithmetic import where
+    from .gather import take
+    from .lifting import constant
+    from .math_functions import isnan
+    from .reductions import any as any_, mean
+    from .rules import dt
+    x, kept_shape = _along_last_axis(a, axis)
+    n = x.shape[-1]
+    shape = kept_shape if keepdims else x.shape[:-1]
+    if n == 0:
+        d = np.result_type(np.mean(np.zeros(1, lift(a).dtype)))
+        return constant(np.full(shape, np.nan, d), trace=x._trace)
+    s = sort(x, axis=-1)
+    middle = take(s, [n // 2] if n % 2 else [n // 2 - 1, n // 2], axis=-1)
+    out = mean(middle, axis=-1)
+    if dt(x).is_float:
+        nan = constant(np.array(np.nan, out.dtype), trace=x._trace)
+        out = where(any_(isnan(x), axis=-1), nan, out)
+    return reshape(out, shape)
