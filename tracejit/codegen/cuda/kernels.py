@@ -157,6 +157,9 @@ class CudaKernel(KernelNames):
                 mapped = rule(self, op, idx)
             return self.value(op.operands[0], tuple(mapped))
         if op.opdef is ops.iota:
+            if op.results[0].dtype.is_int:    # wraps (np.int8(300) of a Python int raises)
+                i = idx[op.attrs["dim"]]
+                return self.put(f"{scalar_type(op.results[0].dtype)}(np.int64({i}))")
             return self.put(emitters.iota_expr(op, idx))
         args = [self.value(o, idx) for o in op.operands]
         return self.put(scalar_rule(op.opdef)(op, *args))
@@ -429,10 +432,13 @@ _NO_INDEX = "9223372036854775807"
 
 def _acc_dtype(kind: str, dtype):
     from ...ir import dtypes
+    # unsigned sums and products in uint64: the same bits as int64 on the device, but the
+    # simulator's NumPy refuses to store a uint64 >= 2**63 into an int64 shared array
+    wide = dtypes.uint64 if dtype.is_unsigned else dtypes.int64
     if kind == "reduce_sum":
-        return dtypes.float64 if dtype.is_float else (dtype if dtype.is_bool else dtypes.int64)
+        return dtypes.float64 if dtype.is_float else (dtype if dtype.is_bool else wide)
     if kind == "reduce_prod" and not dtype.is_float:
-        return dtypes.int64
+        return wide
     return dtype
 
 

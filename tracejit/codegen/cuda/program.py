@@ -212,16 +212,18 @@ class CudaProgram:
 
     def _results(self, host, dev, to_host, to_device, arguments):
         from numba import cuda
-        out = []
+        out, held = [], []
         for r in self.fusion.function.results:
             if self.device_results:
                 d = to_device(r)
-                if id(d) in arguments or any(d is o for o in out):
+                if id(d) in arguments or any(d is o for o in held):
                     # an argument or another result: a copy, as NumPy's result would be
                     copy = cuda.device_array(d.shape, d.dtype)
                     copy.copy_to_device(d)
                     d = copy
-                out.append(d.reshape(r.shape) if r.shape != (d.shape) and r.shape else d)
+                held.append(d)
+                # in the result's own shape: a 0-d one is held as one element, (1,)
+                out.append(d.reshape(r.shape) if r.shape != tuple(d.shape) else d)
                 continue
             x = to_host(r)
             # A copy from the device is fresh; a CPU group's result may be a view of an

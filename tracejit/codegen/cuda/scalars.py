@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...ir import ops
 from .. import emitters
 from ..representation import lit, scalar_type
-from .devicelib import call
+from .devicelib import SIMULATED, call
 
 NO_DEVICE_RULE = {ops.gammaln: "SciPy's gammaln is compiled for the CPU only",
                   ops.digamma: "SciPy's digamma is compiled for the CPU only"}
@@ -66,12 +66,32 @@ def _sign(op, a):
     return f"{scalar_type(_t(op))}((1 if {a} > 0 else 0) - (1 if {a} < 0 else 0))"
 
 
+def _convert(op, a):
+    """float -> a narrow integer: the CPU rule narrows f2i32/f2i64's result (np.int8(...)),
+    which under the simulator is a Python int, and NumPy refuses a Python int out of the
+    dtype's range (OverflowError for NaN, inf, 300.0 -> int8) where the device wraps it as
+    C does: make it a NumPy int32/int64 first, which np.int8 wraps on both targets."""
+    src, dst = op.operands[0].dtype, op.results[0].dtype
+    if src.is_float and dst.is_int and dst.bits < 64:
+        wide, helper = ("int64", "f2i64") if dst.name == "uint32" else ("int32", "f2i32")
+        inner = f"np.{wide}({helper}({a}))"
+        return inner if dst.name == "int32" else f"{scalar_type(dst)}({inner})"
+    return emitters.RULES[ops.convert][1](op, a)
+
+
 RULES.update({od: _unary for od in _UNARY})
 RULES.update({od: _binary for od in _BINARY})
+RULES[ops.convert] = _convert
 def _operator(symbol):
     """+ - * as Python's operators: the CPU rules' int64 wrapping helpers (runtime.wadd...)
-    are LLVM intrinsics that the simulator cannot run."""
+    are LLVM intrinsics that the simulator cannot run. A float product on the device is
+    libdevice's mul_rn: a plain ``mul.f32`` lets ptxas fuse it with the add or sub reading it
+    (fma, its default), skipping the product's rounding as NumPy never does (softmax's
+    exp(z - z.max()) with z = a * b was not 1 at the maximum; architecture.md, fma)."""
     def rule(op, a, b):
+        t = op.results[0].dtype
+        if symbol == "*" and t.name in ("float32", "float64") and not SIMULATED:
+            return f"libdevice.{'f' if t.name == 'float32' else 'd'}mul_rn({a}, {b})"
         return emitters.wrapped(op, f"{a} {symbol} {b}")
     return rule
 

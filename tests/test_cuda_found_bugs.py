@@ -1,0 +1,130 @@
+"""Regressions of bugs found in the CUDA backend (codegen/cuda/), under Numba's CUDA simulator
+(tests/cuda_simulator.py chooses it, as for tests/test_cuda_backend.py)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cuda_simulator  # chooses the simulator before numba.cuda is imported (or skips)
+import tracejit as tj  # noqa: E402
+from tracejit.ir import Builder, TensorType, as_dtype, ops  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint8", "uint16", "uint32"])
+def test_float_to_narrow_int_out_of_range_wraps_like_the_interpreter(dtype):
+    """f2i32's result is a Python int under the simulator, and np.int8(-2**31) raised
+    OverflowError: NaN, inf and 300.0 -> int8 crashed the kernel."""
+    x = np.array([np.nan, np.inf, -np.inf, 1e20, 300.7, -200.5, 3e9, 70000.5, 1.5],
+                 np.float64)
+
+    def f(x):
+        return x.astype(dtype)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        want = tj.jit(f, backend="interpreter")(x)
+        got = tj.jit(f, device="cuda")(x)
+    assert got.dtype == np.dtype(dtype)
+    if dtype == "uint32":     # out of range: undefined in NumPy; compare the in-range ones
+        got, want = got[5:], want[5:]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_narrow_int_iota_past_the_dtype_range_wraps():
+    b = Builder("iota_int8")
+    x = b.param(TensorType(as_dtype("int8"), (300,)))
+    i = b.emit(ops.iota, [], shape=(300,), dim=0, dtype=as_dtype("int8")).result
+    fn = b.build([b.emit(ops.add, [x, i]).result])
+    from test_cuda_backend import one_kernel_program
+    args = [np.zeros(300, np.int8)]
+    np.testing.assert_array_equal(one_kernel_program(fn)(args)[0], fn(*args)[0])
+
+
+def test_uint64_sum_and_prod_past_int64_max():
+    """The accumulators of unsigned sums were int64 shared arrays: the simulator refused a
+    uint64 partial sum >= 2**63 (OverflowError)."""
+    x = np.array([2**63 + 5, 3, 2**62, 7, 2**63 - 1], np.uint64)
+
+    def f(x):
+        return x.sum(), x.prod(), x[:2].sum()
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got = tj.jit(f, device="cuda")(x)
+        want = f(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == np.uint64
+        assert g == w
+
+
+def test_zero_d_device_results_keep_their_shape_and_feed_back():
+    """device_results=True gave a 0-d result as a (1,) device array, and a function fed
+    that array traced it as 1-d: its results had the wrong shapes."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    s, m = tj.jit(lambda x: (x.sum(), x * 2), device="cuda", device_results=True)(x)
+    assert tuple(s.shape) == () and not isinstance(s, np.generic)
+    np.testing.assert_array_equal(s.copy_to_host(), np.float32(15))
+    got = tj.jit(lambda s, m: (s + 1, m * s), device="cuda")(s, m)
+    assert np.shape(got[0]) == () and got[0] == 16
+    np.testing.assert_array_equal(got[1], x * 2 * 15)
+
+
+def test_a_write_into_a_strided_device_array_argument_reaches_it():
+    """The write-back used copy_to_device, which refuses a non-contiguous destination
+    (d[:, ::2]): the call raised after computing."""
+    from numba import cuda
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    d = cuda.to_device(x.copy())
+
+    def f(a):
+        a[0] = 5.0
+        return a.sum()
+    got = tj.jit(f, device="cuda")(d[:, ::2])
+    want_x = x.copy()
+    want = f(want_x[:, ::2])
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_array_equal(d.copy_to_host(), want_x)
+
+
+PTX_SCRIPT = """
+import sys
+from numba.cuda.cudadrv import nvvm
+try:
+    nvvm.NVVM()
+except Exception as e:
+    print("NO-NVVM", e)
+    sys.exit(0)
+import numpy as np
+import tracejit as tj
+
+def f(a, b):
+    z = a * b
+    return np.exp(z - z.max(axis=1, keepdims=True))
+
+for dt, suffix in ((np.float32, "f32"), (np.float64, "f64")):
+    a = np.ones((4, 4), dt)
+    (ptx,) = tj.jit(f, device="cuda").lower(a, a).ptx(cc=(9, 0))
+    lines = [l.split() for l in ptx.splitlines() if l.strip().startswith(("mul.", "sub."))]
+    # the product z feeds the sub: ptxas fuses a plain mul.f32 with it into an fma
+    subs = [l for l in lines if l[0] == "sub." + suffix]
+    assert subs, ptx
+    z = subs[0][2].rstrip(",")
+    (producer,) = [l for l in lines if l[1].rstrip(",") == z]
+    assert producer[0] == "mul.rn." + suffix, producer
+print("OK")
+"""
+
+
+def test_a_float_product_on_the_device_is_not_fused_into_the_sub_reading_it():
+    """z = a * b; exp(z - z.max()) on a GPU: the PTX held a plain ``mul.f32`` feeding a
+    ``sub.f32``, which ptxas contracts into fma(a, b, -max) (its default), so the value at the
+    maximum was exp(rounding error of a*b), not 1: NumPy rounds every op."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", PTX_SCRIPT], env=cuda_simulator.ptx_child_env(),
+                          capture_output=True, text=True, cwd=root)
+    if "NO-NVVM" in proc.stdout:
+        pytest.skip(f"NVVM is missing: {proc.stdout.strip()}")
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
