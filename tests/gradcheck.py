@@ -23,7 +23,7 @@ def float_positions(args):
 def numeric_grad(f, args, i):
     """Central differences of the scalar f with respect to args[i] (float64)."""
     args = [np.array(a, copy=True) if np.ndim(a) else a for a in args]
-    x = np.array(args[i], dtype=np.float64, copy=True)
+    x = np.array(args[i], dtype=np.float64, copy=True, order="C")
     g = np.zeros_like(x)
     flat, gflat = x.reshape(-1), g.reshape(-1)
     for k in range(flat.size):

@@ -364,41 +364,59 @@ def jacrev(fn, argnums=0):
     return jac
 
 
-def jacfwd(fn, argnums=0):
+def jacfwd(fn, argnums=0, _pytree_output=False):
     """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape (a pytree
-    of them for a pytree argument, a tuple for a tuple of argnums, as jacrev)."""
-    if not isinstance(argnums, int):
-        return _each_argnum(jacfwd, fn, argnums)
+    of them for a pytree argument, a tuple for a tuple of argnums, as jacrev). Under hessian,
+    a pytree output (jacrev's for a pytree argument or a tuple of argnums) gives that pytree,
+    each leaf the Jacobian of that output leaf, with the tuple over argnums innermost, as
+    JAX's (it was refused: hessian of a dict of parameters failed)."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jac(*args):
-        _check_float_arg(fn, args, argnums, "jacfwd")
-        x = args[argnums]
-        f = _with_arg(fn, args, argnums)
-        leaves, tree = flatten(x)
-        # a Python float argument has no .dtype (jacfwd(f)(2.0), as in JAX)
-        kinds = [np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
-                 for leaf in leaves]
-        zeros = [np.zeros(np.shape(leaf), kind) for leaf, kind in zip(leaves, kinds)]
-        out = []
-        for k, leaf in enumerate(leaves):
-            cols = []
-            for j in range(int(np.prod(np.shape(leaf)))):
-                e = np.zeros(int(np.prod(np.shape(leaf))), kinds[k])
-                e[j] = 1
-                tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
-                y = jvp(f, (x,), (unflatten(tree, tangent),))[1]
-                _array_output("jacfwd", y)
-                cols.append(y)
-            out.append(np.stack(cols, axis=-1).reshape(tuple(np.shape(cols[0]))
-                                                        + tuple(np.shape(leaf))))
-        return unflatten(tree, out)
+        per_num = [_jacfwd_leaves(fn, args, n, _pytree_output) for n in nums]
+        out_tree = per_num[0][0]
+        return unflatten(out_tree, [per_num[0][1][o] if isinstance(argnums, int)
+                                    else tuple(j[o] for _, j in per_num)
+                                    for o in range(len(per_num[0][1]))])
     return jac
+
+
+def _jacfwd_leaves(fn, args, argnum, pytree_output):
+    """(fn's output tree, for each output leaf the pytree of args[argnum] holding the
+    Jacobians of that leaf: out_leaf.shape + arg_leaf.shape)."""
+    _check_float_arg(fn, args, argnum, "jacfwd")
+    x = args[argnum]
+    f = _with_arg(fn, args, argnum)
+    leaves, tree = flatten(x)
+    # a Python float argument has no .dtype (jacfwd(f)(2.0), as in JAX)
+    kinds = [np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
+             for leaf in leaves]
+    zeros = [np.zeros(np.shape(leaf), kind) for leaf, kind in zip(leaves, kinds)]
+    out, out_tree = [], None       # out[k][o]: output leaf o by argument leaf k
+    for k, leaf in enumerate(leaves):
+        cols = []
+        for j in range(int(np.prod(np.shape(leaf)))):
+            e = np.zeros(int(np.prod(np.shape(leaf))), kinds[k])
+            e[j] = 1
+            tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
+            y = jvp(f, (x,), (unflatten(tree, tangent),))[1]
+            if not pytree_output:
+                _array_output("jacfwd", y)
+            ys, out_tree = flatten(y)
+            for y in ys:
+                _array_output("jacfwd", y)
+            cols.append(ys)
+        out.append([np.stack(col, axis=-1).reshape(tuple(np.shape(col[0]))
+                                                   + tuple(np.shape(leaf)))
+                    for col in zip(*cols)])
+    return out_tree, [unflatten(tree, [out[k][o] for k in range(len(leaves))])
+                      for o in range(len(out[0]))]
 
 
 def hessian(fn, argnums=0):
     """The Hessian of fn's scalar output w.r.t. args[argnums]: jacfwd of jacrev, as JAX's
     (forward over reverse: one Jacobian-vector product per input element of the gradient)."""
-    return jacfwd(jacrev(fn, argnums), argnums)
+    return jacfwd(jacrev(fn, argnums), argnums, _pytree_output=True)
 
 
 def _array_output(name: str, out) -> None:

@@ -39,8 +39,9 @@ class CustomRule:
             "pass the traced value as an argument of the function (bwd returns its "
             "cotangent, or None), as JAX's custom_vjp asks")
 
-    def forward(self, xs: list[Tracer], active: list[bool]):
-        """Primal outputs (flat, one per call result) and the residuals, traced from fwd."""
+    def forward(self, xs: list[Tracer], active: list[bool], results=()):
+        """Primal outputs (flat, one per call result) and the residuals, traced from fwd;
+        ``results``: the call's result Values, whose types fwd's outputs must have."""
         if any(active[self.num_args:]):    # its gradient would be silently dropped
             raise self._closure_error("differentiating with respect to a traced value "
                                       "that a custom_vjp function closes over")
@@ -54,6 +55,14 @@ class CustomRule:
         if tree != self.out_tree:
             raise TypeError(f"custom_vjp: fwd returned outputs of structure {tree}, but the "
                             f"function returns {self.out_tree}")
+        if results:     # a wrong one failed deep in the IR builder, naming no custom_vjp
+            outs = [lift(x, current_trace()) for x in outs]
+            for k, (x, r) in enumerate(zip(outs, results)):
+                if x._value.type != r.type:
+                    raise TypeError(f"custom_vjp {self.name}: fwd returned output {k} of type "
+                                    f"{x._value.type}, but the function returns {r.type}; "
+                                    "fwd's outputs must have the function's shapes and "
+                                    "dtypes, as in JAX")
         return outs, res
 
     def backward(self, res, out_cts: list, outs: list[Tracer], xs: list[Tracer]) -> list:

@@ -49,7 +49,7 @@ def record(fn: Function, inputs: list[Tracer], wrt: Sequence[int]):
         rule = custom.rule_for(o) if live and o.opdef is ops.call else None
         res = None
         if rule is not None:
-            outs, res = rule.forward(xs, [v in active for v in o.operands])
+            outs, res = rule.forward(xs, [v in active for v in o.operands], o.results)
         elif live and o.opdef in REGION_VJP_RULES:   # res: the op's own pullback
             outs, res = REGION_VJP_RULES[o.opdef](o, xs, [v in active for v in o.operands])
         else:

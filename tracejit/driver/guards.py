@@ -153,11 +153,13 @@ class _Collector:
         code = fn.__code__
         internal = is_library(code.co_filename)
         # A library's or tracejit's own function (grad's wrapper) is only a way through to
-        # the user's functions it holds: its closure is followed, its values not guarded.
+        # the user's functions it holds: its closure is followed, its values not guarded, and
+        # it is no level of depth (as in external_arrays.Shadows): grad(loss)'s helpers are
+        # guarded as jit(loss)'s are.
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             v = cell_value(cell)
             if internal:
-                self.visit(v, depth + 1)
+                self.visit(v, depth)
             elif not isinstance(v, types.ModuleType):
                 self.cells.append((cell, f"{name} (a variable {fn.__name__} closes over)"))
                 self.visit(v, depth + 1)

@@ -166,9 +166,11 @@ class Shadows:
                     if user and liftable(v):
                         new = self.lift(v, name, f"{name} (closed over by {fn.__name__})",
                                         name in checked)
-                    elif user or isinstance(v, types.FunctionType):
+                    elif (user or isinstance(v, types.FunctionType)
+                          or hasattr(type(v), "__tracejit_body__")):
                         # (a library's closure may use an object it holds other than by
-                        # calling it: only its functions are followed)
+                        # calling it: only its functions are followed, and jit's and grad's
+                        # wrappers, which it calls: jit(grad(loss)) holds grad's)
                         new = self.of(v, depth + user)     # (a library's: no deeper)
                 out.append(cell if new is v else types.CellType(new))
             if any(c is not o for c, o in zip(out, cells)):
