@@ -377,3 +377,18 @@ def test_python_code_catching_the_error_for_a_global_arrays_value_takes_the_eage
         np.testing.assert_allclose(j(x), f(x))
     finally:
         _COUNT[0] = 3.0
+
+
+EMBEDDING = np.arange(12.0).reshape(4, 3)
+
+
+def test_a_global_table_indexed_by_traced_values_is_read_at_every_call():
+    """Was a "cannot convert a traced value" error: the table is traced now, so a gather."""
+    @tracejit.jit
+    def lookup(ids):
+        return EMBEDDING[ids].sum(axis=0)
+
+    ids = np.array([0, 3])
+    np.testing.assert_allclose(lookup(ids), EMBEDDING[ids].sum(axis=0))
+    EMBEDDING[3] = 100.0
+    np.testing.assert_allclose(lookup(ids), EMBEDDING[ids].sum(axis=0))
