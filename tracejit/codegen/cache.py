@@ -37,7 +37,7 @@ from numba.core import caching
 from numba.core.dispatcher import Dispatcher
 
 from . import cache_folder
-from .cache_folder import PREFIX, CacheWarning, Folder, atomic_write
+from .cache_folder import PREFIX, CacheWarning, Folder, atomic_write, read_regular
 
 __all__ = ["CacheWarning", "VERSION", "cache_dir", "clear_cache", "load", "lock", "seal",
            "stats"]
@@ -82,18 +82,22 @@ def _sums_path(folder: Path, name: str) -> Path:
 
 
 def _checksums(files: list[Path]) -> dict | None:
-    try:
-        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
-    except OSError:
-        return None
+    sums = {}
+    for p in files:
+        data = read_regular(p)          # never a FIFO or a link to a device (hangs)
+        if data is None:
+            return None
+        sums[p.name] = hashlib.sha256(data).hexdigest()
+    return sums
 
 
 def _recorded(folder: Path, name: str) -> dict | None:
     """The checksums recorded for a module's files, or None if the record is missing or not
     one (valid JSON that is not a name -> digest map is as corrupt as invalid JSON)."""
+    data = read_regular(_sums_path(folder, name))
     try:
-        sums = json.loads(_sums_path(folder, name).read_text())
-    except (OSError, ValueError):
+        sums = json.loads(data) if data is not None else None
+    except ValueError:
         return None
     if not (isinstance(sums, dict)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in sums.items())):
@@ -109,10 +113,7 @@ def _unlink(paths):
 def _holds(folder: Folder, name: str, path: Path, source: str) -> bool:
     """Whether ``folder`` has this module's source and no corrupt Numba files for it (corrupt
     ones are deleted where that is possible, else the folder does not hold the module)."""
-    try:
-        if path.read_text() != source:
-            return False
-    except (OSError, UnicodeDecodeError):
+    if read_regular(path) != source.encode():   # missing, another text, or not a file
         return False
     return _sound(folder, name) is not None or folder.attempt(lambda: _drop(folder, name))
 

@@ -65,20 +65,29 @@ def write_sealed(path: Path, payload: bytes):
         pass
 
 
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (of at most ``MAX_SEALED_BYTES``), else
+    None (missing, unreadable, or something else: opening a FIFO waits for a writer, and a
+    link to /dev/zero would never end). Every file of the cache folder is read this way."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        # non-blocking: a FIFO put there after the stat does not wait either
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SEALED_BYTES:
+                return None
+            return f.read(st.st_size)
+    except OSError:
+        return None
+
+
 def read_sealed(path: Path) -> bytes | None:
     """The payload of a file ``write_sealed`` wrote, or None if it is missing, torn or
     corrupt."""
-    try:
-        # only a regular file (stat before open: opening a FIFO waits for a writer), read to
-        # its size: a link to /dev/zero would never end
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_SEALED_BYTES:
-                return None
-            data = f.read(size)
-    except OSError:
+    data = read_regular(path)
+    if data is None:
         return None
     if len(data) >= 32 and hashlib.sha256(data[32:]).digest() == data[:32]:
         return data[32:]

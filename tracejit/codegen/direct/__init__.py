@@ -91,7 +91,11 @@ def build(source: str, signature: tuple, namespace: dict, folder=None, version: 
             mine = False
     if not mine:
         pending.wait()
-        return _built[key]
+        with _lock:
+            if key in _built:
+                return _built[key]
+        # the thread building it was interrupted (KeyboardInterrupt): build it here
+        return build(source, signature, namespace, folder, version, compile)
     try:
         kernel = _compile(source, tuple(signature), namespace, folder, version)
     except Unsupported as e:
@@ -101,6 +105,13 @@ def build(source: str, signature: tuple, namespace: dict, folder=None, version: 
         # Numba compiles it instead; tests/conftest.py fails the run on any of these.
         kernel = None
         _refused[key] = f"{INTERNAL_ERROR}: {type(e).__name__}: {e}"
+    except BaseException:
+        # KeyboardInterrupt: not built, and not left pending (a later build would wait for
+        # it forever); a thread waiting for it builds it itself
+        with _lock:
+            del _building[key]
+        pending.set()
+        raise
     with _lock:
         _built[key] = kernel
         del _building[key]
