@@ -1,5 +1,7 @@
 """A jitted function traces again when a global or closure value it read changes (guards.py),
 as torch.compile does; jax.jit would keep the old value silently."""
+import sys
+
 import numpy as np
 
 import tracejit as tj
@@ -266,3 +268,44 @@ def test_jit_of_a_bound_method_or_callable_object_guards_what_it_reads_from_self
         np.testing.assert_allclose(f(np.ones(2)), [2.0, 2.0])
         s.k = 3.0
         np.testing.assert_allclose(f(np.ones(2)), [3.0, 3.0])
+
+
+race_scale = 2.0
+
+
+def _another_thread_sets_scale():
+    """Stands for another thread's ``race_scale = 3.0`` landing while the trace runs (a write
+    the traced code does not make itself)."""
+    setattr(sys.modules[__name__], "race_scale", 3.0)
+
+
+def test_a_global_another_thread_changes_during_the_trace_traces_again():
+    global race_scale
+    race_scale = 2.0
+
+    def f(x):
+        y = x * race_scale                 # 2.0 is baked in
+        if f.tracing:
+            _another_thread_sets_scale()
+        return y
+
+    f.tracing = True
+    jitted = tj.jit(f)
+    np.testing.assert_allclose(jitted(np.ones(2)), [2.0, 2.0])
+    f.tracing = False
+    np.testing.assert_allclose(jitted(np.ones(2)), [3.0, 3.0])   # was 2.0, for ever
+
+
+write_count = 0
+
+
+def test_a_global_the_traced_code_writes_itself_does_not_trace_again_every_call():
+    def f(x):
+        global write_count
+        write_count += 1                   # runs once per trace
+        return x * 2.0
+
+    jitted = tj.jit(f)
+    for _ in range(3):
+        jitted(np.ones(2))
+    assert jitted.trace_count == 1

@@ -35,9 +35,11 @@ import numpy as np
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
                               self_attributes)
 from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
-                                      global_names, is_library)
+                                      global_names, is_library, stored_names)
 
 _CONTENTS = attrgetter("cell_contents")
+_WRITES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
+                     "STORE_DEREF", "DELETE_DEREF"))
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
 
 
@@ -53,6 +55,10 @@ class Guards:
         self._labels = [label for _, names in found.globals.values() for _, label in names]
         self._labels += [label for _, label in found.cells]
         self._cell_list = tuple(c for c, _ in found.cells)
+        # each value's bare name (n, lr), and the names the user's code reached stores into
+        self._names = [n for _, names in found.globals.values() for n, _ in names]
+        self._names += [c.split(" ")[0] for _, c in found.cells]
+        self._written = found.written
 
         self._seen = self._read()
         self._prints = [_fingerprint(v) for v in self._seen]
@@ -79,6 +85,17 @@ class Guards:
             except ValueError:                  # a cell not assigned yet
                 values += map(cell_value, self._cell_list)
         return values
+
+    def settle(self) -> None:
+        """After the trace (the guards were made before it): take as they are now the values
+        the traced code wrote itself (``global n; n += 1``, ``self.calls += 1``); any other
+        value that changed meanwhile (another thread's ``scale = 3``) keeps its value from
+        before the trace, which may or may not be the one baked in, so the next call traces
+        again."""
+        for i, v in enumerate(self._read()):
+            if v is not self._seen[i] and self._names[i] in self._written:
+                self._seen[i] = v
+                self._prints[i] = _fingerprint(v)
 
     def changed(self) -> list[tuple[str, str]] | None:
         """(name, "old -> new") for each guarded value that changed since the last check (and
@@ -114,6 +131,17 @@ class ArrayContents:
     def add(self, constant_arrays: list) -> None:
         self._held += constant_arrays
 
+    def settle(self) -> None:
+        """After the trace (the guards were made before it): take as they are now the values
+        the traced code wrote itself (``global n; n += 1``, ``self.calls += 1``); any other
+        value that changed meanwhile (another thread's ``scale = 3``) keeps its value from
+        before the trace, which may or may not be the one baked in, so the next call traces
+        again."""
+        for i, v in enumerate(self._read()):
+            if v is not self._seen[i] and self._names[i] in self._written:
+                self._seen[i] = v
+                self._prints[i] = _fingerprint(v)
+
     def changed(self) -> list[tuple[str, str]] | None:
         out = [(label, "changed in place") for label, a, traced in self._held
                if a.tobytes() != traced]
@@ -134,6 +162,7 @@ class _Collector:
         self.globals: dict = {}          # id(globals dict) -> (the dict, [(name, label)])
         self.cells: list = []            # (cell, label)
         self._attributes: set = set()   # (id(an object's __dict__), name) guarded
+        self.written: set = set()        # names stored as globals, attributes, nonlocals
         self.visited: set = set()
 
     def visit(self, fn, depth: int) -> None:
@@ -165,6 +194,7 @@ class _Collector:
                 self.visit(v, depth + 1)
         if internal:
             return
+        self.written |= stored_names(code, _WRITES)
         g = fn.__globals__
         for name in sorted(global_names(code)):
             if name in g and not isinstance(g[name], types.ModuleType):

@@ -187,9 +187,13 @@ class JittedFunction:
                 self._retraces.note(key, dyn_args, dyn_kwargs, self.trace_count,
                                     self._guard_changes)
             self._guard_changes = []
+        # The guards read their values before the trace, so that one another thread changes
+        # during it traces again (guards.settle)
+        guards = Guards(self.fn)
         traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None)
+        guards.settle()
         self.trace_count += 1
-        self._guards = Guards(self.fn) or None
+        self._guards = guards or None
         self._contents.add(traced.constant_arrays)
         program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
                                    device_results=self._device_results, remat=self.remat)

@@ -74,12 +74,12 @@ def cell_value(cell):
         return MISSING
 
 
-def _stores(code, opnames) -> set:
+def stored_names(code, opnames) -> set:
     """The names ``code`` (and code nested in it) stores or deletes with these opcodes."""
     names = {i.argval for i in dis.get_instructions(code) if i.opname in opnames}
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            names |= _stores(c, opnames)
+            names |= stored_names(c, opnames)
     return names
 
 
@@ -157,7 +157,7 @@ class Shadows:
         new_cells = None
         checked = type_checked(code) if user else ()
         if cells:
-            written = _stores(code, _CELL_STORES)
+            written = stored_names(code, _CELL_STORES)
             out = []
             for name, cell in zip(code.co_freevars, cells):
                 v = cell_value(cell)
@@ -177,7 +177,7 @@ class Shadows:
                 new_cells = tuple(out)
         g = fn.__globals__
         new_globals = None
-        if user and not _stores(code, _STORES) and not global_names(code) & _READS_GLOBALS:
+        if user and not stored_names(code, _STORES) and not global_names(code) & _READS_GLOBALS:
             # The copy is made first, its globals filled below: a recursive call (through
             # the globals) reaches the copy, not the original with the arrays constants.
             new_globals = {}
