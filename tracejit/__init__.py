@@ -11,7 +11,7 @@ from . import ir, lax
 from .autodiff import (checkpoint, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                        value_and_grad, vjp)
 from .codegen.cache import CacheWarning, clear_cache
-from .config import config
+from .config import ConfigWarning, config
 from .debugging import debug_print
 from .driver import CompileWarning, RetraceWarning, jit, make_ir
 from .tracer import (ConcretizationError, EscapedTracerError, Tracer, TracerError,
@@ -20,7 +20,7 @@ from .tracer import (ConcretizationError, EscapedTracerError, Tracer, TracerErro
 
 __version__ = "0.1.0"
 
-__all__ = ["ir", "lax", "config", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
+__all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
            "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
            "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian",
            "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",
