@@ -20,9 +20,9 @@ from .tracer import (ConcretizationError, EscapedTracerError, Tracer, TracerErro
 
 __version__ = "0.1.0"
 
-__all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_pytree_node", "tree_map", "Tracer",
-           "TracerError", "ConcretizationError", "EscapedTracerError", "UnsupportedError",
-           "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian",
+__all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_pytree_node",
+           "tree_map", "Tracer", "TracerError", "ConcretizationError", "EscapedTracerError",
+           "UnsupportedError", "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian",
            "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",
            "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
