@@ -22,9 +22,9 @@ __version__ = "0.1.0"
 
 __all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_pytree_node",
            "tree_map", "Tracer", "TracerError", "ConcretizationError", "EscapedTracerError",
-           "UnsupportedError", "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian",
-           "checkpoint", "custom_vjp", "debug_print", "clear_cache", "CacheWarning",
-           "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
+           "UnsupportedError", "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd",
+           "jacrev", "hessian", "checkpoint", "custom_vjp", "debug_print", "clear_cache",
+           "CacheWarning", "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.
