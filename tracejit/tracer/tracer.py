@@ -35,16 +35,6 @@ def _power_operator(a, b):
     return _numpy.power(a, b, as_operator=True)
 
 
-def _refuse_shift(symbol: str, ufunc: str, op: str):
-    """The shift operators (NumPy's left_shift and right_shift, which the IR lacks): an error
-    saying what to write instead, not Python's bare TypeError."""
-    def shift(self, other):
-        raise unsupported(f"the shift operator {symbol} (np.{ufunc})",
-                          f"for integer arrays, x {symbol} k equals x {op} 2**k while 2**k "
-                          "fits the dtype")
-    return shift
-
-
 class ShapeAssignmentError(UnsupportedError, AttributeError):
     """``x.shape = ...`` on a traced array. Also an AttributeError, NumPy's error where it
     cannot reshape in place, so code that falls back to reshape on it keeps working."""
@@ -247,8 +237,10 @@ class Tracer:
     def __xor__(self, o): return _numpy.bitwise_xor(self, o)
     def __rxor__(self, o): return _numpy.bitwise_xor(o, self)
     def __neg__(self): return _numpy.negative(self)
-    __lshift__ = __rlshift__ = __ilshift__ = _refuse_shift("<<", "left_shift", "*")
-    __rshift__ = __rrshift__ = __irshift__ = _refuse_shift(">>", "right_shift", "//")
+    def __lshift__(self, o): return _numpy.left_shift(self, o)
+    def __rlshift__(self, o): return _numpy.left_shift(o, self)
+    def __rshift__(self, o): return _numpy.right_shift(self, o)
+    def __rrshift__(self, o): return _numpy.right_shift(o, self)
     def __pos__(self): return self._new_root()      # a ufunc's: a NumPy scalar when 0-d
     def __abs__(self): return _numpy.absolute(self)
     def __invert__(self): return _numpy.invert(self)
@@ -282,6 +274,8 @@ class Tracer:
     def __iand__(self, o): return self._inplace("&", o, _numpy.bitwise_and)
     def __ior__(self, o): return self._inplace("|", o, _numpy.bitwise_or)
     def __ixor__(self, o): return self._inplace("^", o, _numpy.bitwise_xor)
+    def __ilshift__(self, o): return self._inplace("<<", o, _numpy.left_shift)
+    def __irshift__(self, o): return self._inplace(">>", o, _numpy.right_shift)
 
     def __getitem__(self, key):
         return _numpy.getitem(self, key)

@@ -284,6 +284,49 @@ def invert(x):
     return bitwise_xor(x, np.asarray(-1).astype(dt(x).np))    # all ones, unsigned too
 
 
+def _shift_operands(name, a, b):
+    """Shifts promote as the bitwise ops, bools to int8 (NumPy has no bool shift loop); the
+    powers of two 2**k of the dtype (2**(bits-1) wrapped, for signed ones) as a constant."""
+    d = result_dtype(a, b)
+    if d.is_float:
+        if abstract(a)[0].is_int and abstract(b)[0].is_int:
+            raise numpy_error(TypeError, f"ufunc '{name}' not supported for the input types "
+                              f"{abstract(a)[0].name} and {abstract(b)[0].name} (they promote "
+                              "to float64)", "convert one operand, e.g. to the other's dtype")
+        raise numpy_error(TypeError, f"ufunc '{name}' not supported for floating-point "
+                          "inputs", "use integer or bool arrays")
+    if d.is_bool:
+        d = dtypes.int8
+    x, k = promote(a, b, dtype=d)
+    powers = np.array([1 << i for i in range(d.bits)], dtype=np.uint64).astype(d.np)
+    return x, k, d, constant(powers, d, x._trace)
+
+
+def _power_of_two(powers, k, inside):
+    """2**k (k in range where ``inside``) taken from the table."""
+    return emit(powers._trace, ops.take, [powers, convert(where(inside, k, 0), dtypes.int64)],
+                axis=0)
+
+
+def left_shift(a, b):
+    """x << k as x * 2**k (wrapping as the shift does); 0 for k outside [0, bits), as NumPy's
+    npy_lshift gives."""
+    x, k, d, powers = _shift_operands("left_shift", a, b)
+    inside = logical_and(greater_equal(k, 0), less(k, d.bits))
+    return where(inside, multiply(x, _power_of_two(powers, k, inside)), 0)
+
+
+def right_shift(a, b):
+    """x >> k as floor(x / 2**k) (the arithmetic shift); outside [0, bits - 1) (signed) or
+    [0, bits) (unsigned) NumPy's npy_rshift gives -1 for negative x, else 0."""
+    x, k, d, powers = _shift_operands("right_shift", a, b)
+    signed = not d.is_unsigned
+    inside = logical_and(greater_equal(k, 0), less(k, d.bits - 1 if signed else d.bits))
+    shifted = floor_divide(x, _power_of_two(powers, k, inside))
+    outside = where(less(x, 0), np.asarray(-1, d.np), np.asarray(0, d.np)) if signed else 0
+    return where(inside, shifted, outside)
+
+
 # ---------------------------------------------------------------------------------------------
 # Selections
 

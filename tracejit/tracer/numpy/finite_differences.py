@@ -146,3 +146,51 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         pieces = [astype(p, otype) for p in pieces if p.shape[ax]]
         outs.append(concatenate(pieces, ax) if len(pieces) > 1 else pieces[0])
     return outs[0] if len(axes) == 1 else tuple(outs)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """np.trapezoid as NumPy writes it: ``(d * (y[1:] + y[:-1]) / 2.0).sum(axis)``, with d
+    the spacing ``dx`` or the differences of ``x`` (1-D along ``axis``, or y's shape)."""
+    from .arithmetic import add, diff, multiply, true_divide
+    from .lifting import reshape
+    from .reductions import sum as sum_
+    y = lift(y)
+    nd = y.ndim
+    axis = normalize_axis(axis, nd)
+    if x is None:
+        d = dx
+    else:
+        xv = lift(x, y._trace)
+        if xv.ndim == 1:
+            d = diff(xv)
+            d = reshape(d, tuple(d.shape[0] if i == axis else 1 for i in range(nd)))
+        else:
+            d = diff(xv, axis=axis)
+    n = y.shape[axis]
+    upper = slice_(y, [min(1, n) if i == axis else 0 for i in range(nd)], list(y.shape),
+                   [1] * nd)
+    lower = slice_(y, [0] * nd, [max(n - 1, 0) if i == axis else s for i, s in
+                                 enumerate(y.shape)], [1] * nd)
+    return sum_(true_divide(multiply(d, add(upper, lower)), 2.0), axis)
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """np.ediff1d: the differences of the flattened array, with ``to_begin`` and ``to_end``
+    (cast same_kind to its dtype) around them."""
+    from .arithmetic import subtract
+    from .lifting import convert, reshape
+    from .rules import dt
+    a = reshape(lift(ary), (-1,))
+    n = a.shape[0]
+    parts = [subtract(slice_(a, [min(1, n)], [n], [1]), slice_(a, [0], [max(n - 1, 0)], [1]))]
+    for value, where in ((to_begin, 0), (to_end, 1)):
+        if value is None:
+            continue
+        v = lift(value, a._trace)
+        if not np.can_cast(v.dtype, a.dtype, casting="same_kind"):
+            raise numpy_error(TypeError, f"dtype of `{'to_begin' if where == 0 else 'to_end'}`"
+                              " must be compatible with input `ary` under the `same_kind` "
+                              "rule.", "convert it to the array's dtype")
+        v = convert(reshape(v, (-1,)), dt(a))
+        parts.insert(0 if where == 0 else len(parts), v)
+    return concatenate(parts, 0) if len(parts) > 1 else convert(parts[0], dt(a))

@@ -238,3 +238,47 @@ def _counts_below(x, edges):
     below = sum_(column < reshape(slice_(e, [0], [m - 1], [1]), (1, -1)), axis=0)
     at_most = sum_(column <= reshape(slice_(e, [m - 1], [m], [1]), (1, -1)), axis=0)
     return concatenate([below, at_most])
+
+
+def bincount(x, weights=None, minlength=0):
+    """np.bincount into ``minlength`` bins (the result's size; NumPy's would grow with the
+    largest value, which a traced ``x`` does not give before it runs): a traced value outside
+    [0, minlength) fails when the program runs, as NumPy fails on negative ones. Counts are
+    intp, sums of weights float64, added in order (scatter_add), as NumPy's loop adds them."""
+    from .arithmetic import greater_equal, less, logical_or
+    from .gather import constant_value
+    from .shapes import iota
+    known = x if not isinstance(x, Tracer) else constant_value(x)
+    xs, ws = lift_all(x, weights) if weights is not None else (lift(x), None)
+    if xs.ndim != 1:
+        raise numpy_error(ValueError, "object too deep for desired array", "pass a 1-D array")
+    if not (xs.dtype.kind in "iub"):
+        raise numpy_error(TypeError, "Cannot cast array data from dtype('float64') to "
+                          "dtype('int64') according to the rule 'safe'", "pass integers")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise numpy_error(ValueError, "'minlength' must not be negative", "pass minlength >= 0")
+    if known is not None:
+        known = np.asarray(known)
+        if known.size and known.min() < 0:
+            raise numpy_error(ValueError, "'list' argument must have no negative elements",
+                              "pass non-negative values")
+        n = builtins.max(int(known.max()) + 1 if known.size else 0, minlength)
+    elif minlength == 0:
+        raise unsupported("np.bincount of a traced array without minlength (the result's size "
+                          "is its largest value + 1)", "pass minlength=, the number of bins")
+    else:
+        n = minlength
+    trace = xs._trace
+    idx = astype(xs, np.int64)
+    if known is None:
+        # a value outside [0, n) takes out of range: the program fails when it runs
+        bad = logical_or(less(idx, 0), greater_equal(idx, n))
+        idx = take(iota((n,), 0, trace=trace), where(bad, np.int64(n), idx))
+    if ws is None or xs.size == 0:       # (NumPy's: counts for an empty x, weights or not)
+        return _scatter_add(full((n,), 0, np.intp, trace), idx,
+                            full(idx.shape, 1, np.intp, trace))
+    if ws.shape != xs.shape:
+        raise numpy_error(ValueError, "The weights and list don't have the same length.",
+                          "pass one weight per value")
+    return _scatter_add(full((n,), 0.0, np.float64, trace), idx, astype(ws, np.float64))

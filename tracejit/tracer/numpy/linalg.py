@@ -439,3 +439,80 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 def diagflat(v, k=0):
     return diag(reshape(lift(v), (-1,)), k)
+
+
+def kron(a, b):
+    """np.kron as NumPy 2 computes it: a's axes interleaved with b's (the shorter shape
+    padded with leading 1s), one multiply, reshaped."""
+    from .arithmetic import multiply as mul
+    x, y = lift_all(a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return mul(x, y)
+    nd = builtins.max(x.ndim, y.ndim)
+    xs = (1,) * (nd - x.ndim) + x.shape
+    ys = (1,) * (nd - y.ndim) + y.shape
+    xi = reshape(x, tuple(d for n in xs for d in (n, 1)))
+    yi = reshape(y, tuple(d for n in ys for d in (1, n)))
+    return reshape(mul(xi, yi), tuple(p * q for p, q in zip(xs, ys)))
+
+
+def correlate(a, v, mode="valid"):
+    """np.correlate of 1-D (real) arrays: the convolution with ``v`` reversed."""
+    from .shapes import flip
+    x, k = lift_all(a, v)
+    if x.ndim > 1 or k.ndim > 1:
+        raise numpy_error(ValueError, "object too deep for desired array",
+                          "np.correlate takes 1-D arrays")
+    return convolve(x, flip(reshape(k, (-1,)), 0), mode)
+
+
+def vander(x, N=None, increasing=False):
+    """np.vander: running products of x (NumPy's multiply.accumulate) after a column of ones,
+    in promote_types(x.dtype, int) (float32 gives float64)."""
+    from .lifting import concatenate
+    from .reductions import cumprod
+    from .shapes import flip, full
+    v = lift(x)
+    if v.ndim != 1:
+        raise numpy_error(ValueError, "x must be a one-dimensional array or sequence.",
+                          "pass a 1-D array")
+    n = v.shape[0]
+    N = n if N is None else int(N)
+    d = dtypes.as_dtype(np.promote_types(v.dtype, int))
+    v = convert(v, d)
+    cols = []
+    if N > 0:
+        cols.append(full((n, 1), np.asarray(1, d.np), trace=v._trace))
+    if N > 1:
+        cols.append(cumprod(broadcast_to(reshape(v, (n, 1)), (n, N - 1)), axis=1))
+    if not cols:
+        return full((n, 0), np.asarray(0, d.np), trace=v._trace)
+    out = concatenate(cols, 1) if len(cols) > 1 else cols[0]
+    return out if increasing else flip(out, 1)
+
+
+def polyval(p, x):
+    """np.polyval by NumPy's Horner loop: y = zeros_like(x), then y * x + p[i] for each
+    coefficient (each a 0-d array: NumPy's scalars are not weak)."""
+    from .arithmetic import add, multiply as mul
+    from .shapes import full
+    x = lift(x)
+    x = convert(x, dt(x))          # (an array, not a weak Python scalar, as asanyarray makes)
+    c = lift(p, x._trace)
+    c = convert(c, dt(c))
+    if c.ndim != 1:
+        c = reshape(c, (-1,)) if c.ndim == 0 else c
+    y = full(x.shape, np.asarray(0, x.dtype), trace=x._trace)
+    for i in range(c.shape[0]):
+        y = add(mul(y, x), take(c, np.int64(i)))
+    return y
+
+
+def triangle_indices_from(upper):
+    """np.triu_indices_from, np.tril_indices_from: constant index arrays from the shape."""
+    def f(arr, k=0):
+        x = lift(arr)
+        if x.ndim != 2:
+            raise numpy_error(ValueError, "input array must be 2-d", "pass a 2-D array")
+        return (np.triu_indices if upper else np.tril_indices)(x.shape[-2], k=k, m=x.shape[-1])
+    return f

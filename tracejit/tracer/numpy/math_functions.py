@@ -268,3 +268,126 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
               np.asarray(info.max if posinf is None else posinf, x.dtype), x)
     return where(logical_and(isinf(x), less(x, 0)),
                  np.asarray(info.min if neginf is None else neginf, x.dtype), x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Float functions composed from the IR's ops: heaviside, signbit, cbrt, modf, fix, ldexp, frexp
+
+
+def heaviside(x1, x2):
+    """0 below zero, ``x2`` at zero, 1 above, NaN at NaN."""
+    d = float_function_dtype(np.heaviside, x1, x2)
+    a, h = convert(lift(x1), d), convert(lift(x2, lift(x1)._trace), d)
+    zero, one = np.asarray(0, d.np), np.asarray(1, d.np)
+    out = where(less(a, zero), zero, where(greater(a, zero), one, h))
+    return where(isnan(a), a, out)
+
+
+def signbit(x):
+    """The sign bit: -0.0 and a NaN with its sign bit set count (copysign reads the bit)."""
+    x = lift(x)
+    if not dt(x).is_float:
+        return less(x, 0)
+    return less(copysign(np.asarray(1, dt(x).np), x), np.asarray(0, dt(x).np))
+
+
+def cbrt(x):
+    """The real cube root: |x| ** (1/3) in float64, corrected by one Newton step (the power
+    alone is tens of ulps off for large and small x); zeros, infinities and NaN are
+    themselves. Narrower floats are rounded once from float64."""
+    x = lift(x)
+    d = dt(x) if dt(x).is_float else float_function_dtype(np.cbrt, x)
+    f = convert(x, dtypes.float64)
+    special = logical_or(equal(f, 0.0), logical_not_finite(f))
+    a = absolute(where(special, 1.0, f))            # a safe input where x is special
+    y = power(a, 1.0 / 3.0)
+    y = subtract(y, true_divide(subtract(y, true_divide(a, multiply(y, y))), 3.0))
+    return convert(where(special, f, copysign(y, f)), d)
+
+
+def logical_not_finite(x):
+    from .arithmetic import logical_not
+    return logical_not(isfinite(x))
+
+
+def modf(x):
+    """(fractional part, integral part), both with x's sign: modf(-0.0) is (-0.0, -0.0),
+    modf(inf) (0.0, inf)."""
+    x = lift(x)
+    if not dt(x).is_float:
+        x = convert(x, dtypes.as_dtype(np.modf(np.zeros(1, x.dtype))[0].dtype))
+    integral = trunc(x)
+    frac = where(isinf(x), np.asarray(0, dt(x).np), subtract(x, integral))
+    return copysign(frac, x), integral
+
+
+def fix(x, out=None):
+    """np.fix: rounds toward zero (integers unchanged), as trunc."""
+    return trunc(x)
+
+
+_POW2_MIN, _POW2_MAX = -1022, 1023
+
+
+def _powers_of_two(trace):
+    """The float64 powers of two 2**-1022 ... 2**1023, exact, as a constant to take from."""
+    e = np.arange(_POW2_MIN, _POW2_MAX + 1)
+    return constant(np.ldexp(1.0, e), dtypes.float64, trace)
+
+
+def _exact_power_of_two(n):
+    """2.0 ** n for int64 n in [-1022, 1023] (a take: pow need not be exact)."""
+    from .gather import take
+    from .arithmetic import clip
+    n = clip(n, np.int64(_POW2_MIN), np.int64(_POW2_MAX))
+    return take(_powers_of_two(n._trace), subtract(n, np.int64(_POW2_MIN)))
+
+
+def _scalbn(y, n):
+    """y * 2**n in float64 rounded once, as musl's scalbn: large |n| in steps of 2**1023 or
+    2**-969 (a step that would round makes a result that rounds to the same value)."""
+    from .arithmetic import clip
+    n = clip(convert(n, dtypes.int64), np.int64(-4000), np.int64(4000))
+    for _ in range(2):
+        big = greater(n, np.int64(_POW2_MAX))
+        y = where(big, multiply(y, 2.0 ** 1023), y)
+        n = where(big, subtract(n, np.int64(1023)), n)
+        small = less(n, np.int64(_POW2_MIN))
+        y = where(small, multiply(y, 2.0 ** -969), y)
+        n = where(small, add(n, np.int64(969)), n)
+    return multiply(y, _exact_power_of_two(n))
+
+
+def ldexp(x1, x2):
+    """x1 * 2**x2, rounded once (computed in float64, which holds float32's and float16's
+    results exactly before their one rounding)."""
+    n = lift(x2, lift(x1)._trace)
+    if not (dt(n).is_int or dt(n).is_bool):
+        raise numpy_error(TypeError, "ufunc 'ldexp' not supported for the input types (the "
+                          "exponent must be an integer)", "convert the exponent to integers")
+    x = lift(x1)
+    d = float_function_dtype(np.ldexp, x, n)
+    f, n = promote(convert(x, dtypes.float64), convert(n, dtypes.int64))
+    return convert(_scalbn(f, n), d)
+
+
+def frexp(x):
+    """(mantissa in [0.5, 1) with x's sign, int32 exponent): the exponent from log2 |x|,
+    corrected by one (log2 is not exact next to powers of two); (x, 0) for zeros,
+    infinities and NaN."""
+    x = lift(x)
+    d = dt(x) if dt(x).is_float else dtypes.as_dtype(np.frexp(np.zeros(1, x.dtype))[0].dtype)
+    f = convert(x, dtypes.float64)
+    special = logical_or(equal(f, 0.0), logical_not_finite(f))
+    a = absolute(where(special, 1.0, f))
+    e = add(convert(floor(log2(a)), dtypes.int64), np.int64(1))
+    m = _scalbn(a, subtract(np.int64(0), e))
+    high = greater_equal(m, 1.0)
+    e = where(high, add(e, np.int64(1)), e)
+    m = where(high, multiply(m, 0.5), m)
+    low = less(m, 0.5)
+    e = where(low, subtract(e, np.int64(1)), e)
+    m = where(low, multiply(m, 2.0), m)
+    mantissa = convert(where(special, f, copysign(m, f)), d)
+    exponent = convert(where(special, np.int64(0), e), dtypes.int32)
+    return mantissa, exponent

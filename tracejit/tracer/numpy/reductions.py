@@ -255,12 +255,150 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return subtract(amax(a, axis, keepdims), amin(a, axis, keepdims))
 
 
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.allclose: all of isclose, a traced bool (NumPy's Python bool needs the values)."""
+    from .math_functions import isclose
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+# ---------------------------------------------------------------------------------------------
+# The NaN-ignoring reductions (np.nansum, ...), as NumPy's nanfunctions compute them: NaN
+# replaced by the reduction's identity, counts of the non-NaN values. Integer and bool arrays
+# hold no NaN: they are the plain reductions.
+
+
+def _nan_mask(x: Tracer):
+    from .math_functions import isnan
+    return isnan(x) if dt(x).is_float else None
+
+
+def _replace_nan(x, value):
+    """x with NaN replaced by ``value`` (NumPy's _replace_nan), and the mask (None for
+    non-float arrays)."""
+    from .arithmetic import where
+    x = lift(x)
+    mask = _nan_mask(x)
+    if mask is None:
+        return x, None
+    return where(mask, constant(np.asarray(value, dt(x).np), trace=x._trace), x), mask
+
+
+def _divide_by_count(total, count):
+    """NumPy's _divide_by_count: the float total divided by an intp count in float64, cast
+    back to the total's dtype."""
+    q = true_divide(convert(total, dtypes.float64), convert(count, dtypes.float64))
+    return convert(q, dt(total))
+
+
+def nansum(x, axis=None, keepdims=False, dtype=None):
+    return sum(_replace_nan(x, 0)[0], axis, keepdims, dtype)
+
+
+def nanprod(x, axis=None, keepdims=False, dtype=None):
+    return prod(_replace_nan(x, 1)[0], axis, keepdims, dtype)
+
+
+def nancumsum(x, axis=None, dtype=None):
+    return cumsum(_replace_nan(x, 0)[0], axis, dtype)
+
+
+def nancumprod(x, axis=None, dtype=None):
+    return cumprod(_replace_nan(x, 1)[0], axis, dtype)
+
+
+def _non_nan_count(mask, axis, keepdims):
+    from .arithmetic import logical_not
+    return sum(logical_not(mask), axis, keepdims)
+
+
+def nanmean(x, axis=None, keepdims=False, dtype=None):
+    arr, mask = _replace_nan(x, 0)
+    if mask is None:
+        return mean(arr, axis, keepdims, dtype)
+    tot = sum(arr, axis, keepdims, dtype)
+    return _divide_by_count(tot, _non_nan_count(mask, axis, keepdims))
+
+
+def nanvar(x, axis=None, keepdims=False, ddof=0, dtype=None):
+    """NumPy's: deviations from the NaN-ignoring mean, NaN where fewer than ``ddof + 1``
+    values are not NaN."""
+    from .arithmetic import less_equal, where
+    arr, mask = _replace_nan(x, 0)
+    if mask is None:
+        return var(arr, axis, keepdims, ddof, dtype)
+    cnt = _non_nan_count(mask, axis, True)
+    avg = _divide_by_count(sum(arr, axis, True, dtype), cnt)
+    dev = subtract(arr, avg)
+    dev = convert(dev, dt(arr))          # (NumPy subtracts into arr, casting unsafe)
+    dev = where(mask, constant(np.asarray(0, dt(dev).np), trace=dev._trace), dev)
+    total = sum(multiply(dev, dev), axis, keepdims, dtype)
+    dof = subtract(_non_nan_count(mask, axis, keepdims), np.int64(ddof))
+    out = _divide_by_count(total, dof)
+    return where(less_equal(dof, 0), constant(np.asarray(np.nan, dt(out).np),
+                                              trace=out._trace), out)
+
+
+def nanstd(x, axis=None, keepdims=False, ddof=0, dtype=None):
+    return sqrt(nanvar(x, axis, keepdims, ddof, dtype))
+
+
+def _nan_extremum(f, fill, x, axis, keepdims, initial):
+    """np.nanmax/np.nanmin (NumPy's fmax.reduce): NaN only where a slice is all NaN."""
+    from .arithmetic import where
+    arr, mask = _replace_nan(x, fill)
+    out = f(arr, axis, keepdims, initial)
+    if mask is None or initial is not None:
+        return out
+    return where(all(mask, axis, keepdims), constant(np.asarray(np.nan, dt(out).np),
+                                                     trace=out._trace), out)
+
+
+def nanmax(x, axis=None, keepdims=False, initial=None):
+    return _nan_extremum(amax, -np.inf, x, axis, keepdims, initial)
+
+
+def nanmin(x, axis=None, keepdims=False, initial=None):
+    return _nan_extremum(amin, np.inf, x, axis, keepdims, initial)
+
+
+def _nan_arg(f, fill, x, axis, keepdims):
+    """np.nanargmax/np.nanargmin: NaN replaced by -inf (+inf). An all-NaN slice, where NumPy
+    raises ValueError, gets an out-of-range index that a take rejects when the program runs
+    (an IndexError naming the all-NaN slice is not possible from inside a kernel)."""
+    from .arithmetic import where
+    from .gather import take
+    arr, mask = _replace_nan(x, fill)
+    out = f(arr, axis, keepdims)
+    if mask is None:
+        return out
+    bad = all(mask, axis, keepdims)
+    n = arr.size if axis is None else arr.shape[normalize_axis(axis, arr.ndim)]
+    # the check: take from an array of n elements at index n where a slice is all NaN
+    probe = where(bad, np.int64(n), convert(out, dtypes.int64))
+    checked = take(full((n,), np.int64(0), trace=arr._trace), reshape(probe, (-1,)))
+    return add_zero(out, reshape(convert(checked, dt(out)), out.shape))
+
+
+def add_zero(x, zero):
+    """x + zero (a zero that keeps an op, here a runtime check, alive)."""
+    from .arithmetic import add
+    return add(x, zero)
+
+
+def nanargmax(x, axis=None, keepdims=False):
+    return _nan_arg(argmax, -np.inf, x, axis, keepdims)
+
+
+def nanargmin(x, axis=None, keepdims=False):
+    return _nan_arg(argmin, np.inf, x, axis, keepdims)
+
+
 # ---------------------------------------------------------------------------------------------
 # NumPy's signatures, for the dispatch table
 
 
 def numpy_reduction(f):
-    """np.sum, np.prod, np.mean."""
+    """np.sum, np.prod, np.mean and their NaN-ignoring forms."""
     def g(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
         _no_extra(f.__name__, kw, ("initial", "where"))
         return f(a, axis, keepdims, dtype)
@@ -277,9 +415,9 @@ def _no_extra(name, kw, names, accepted=()):
 
 
 def numpy_minmax(f):
-    """np.max, np.min (which take ``initial``), np.all, np.any."""
+    """np.max, np.min, np.nanmax, np.nanmin (which take ``initial``), np.all, np.any."""
     def g(a, axis=None, out=None, keepdims=False, **kw):
-        if f in (amax, amin):
+        if f in (amax, amin, nanmax, nanmin):
             _no_extra(f.__name__, kw, ("where",), accepted=("initial",))
             initial = kw.get("initial", np._NoValue)
             return f(a, axis, keepdims, None if initial is np._NoValue else initial)
@@ -296,7 +434,7 @@ def numpy_arg(f):
 
 
 def numpy_var(f):
-    """np.var, np.std."""
+    """np.var, np.std, np.nanvar, np.nanstd."""
     def g(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         _no_extra(f.__name__, kw, ("where", "mean", "correction"))
         return f(a, axis, keepdims, ddof, dtype)

@@ -159,3 +159,21 @@ def ravel(x, order="C") -> Tracer:
     if x.ndim and not in_order(x, "C"):
         x = Tracer(x._value, x._trace, x._weak)          # a copy: a new root on the value
     return reshape(x, (-1,))
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """np.meshgrid: each input raveled onto its own axis (the first two swapped for "xy"),
+    broadcast against the others unless ``sparse``; a tuple, as NumPy 2 returns."""
+    if indexing not in ("xy", "ij"):
+        raise numpy_error(ValueError, "Valid values for `indexing` are 'xy' and 'ij'.",
+                          "pass indexing='xy' or 'ij'")
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    trace = next((x._trace for x in xi if isinstance(x, Tracer)), None)
+    out = [reshape(lift(x, trace), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        out[0] = reshape(out[0], (1, -1) + s0[2:])
+        out[1] = reshape(out[1], (-1, 1) + s0[2:])
+    if not sparse:
+        out = list(broadcast_arrays(*out))
+    return tuple(out)
