@@ -11,7 +11,9 @@ each with the NumPy functions composed from its ops:
                        ops that needs (reshape, broadcast_to, concatenate, stack)
     shapes.py          transpose, squeeze, flip, slices; arrays made from a shape
     padding.py         np.pad (constant values per side, edge, wrap, reflect, symmetric)
-    sorting.py         sort, argsort; median, quantile, percentile
+    sorting.py         sort, argsort
+    order_statistics.py  median, quantile, percentile and their nan* forms
+    searching.py       searchsorted, digitize, interp, isin
     finite_differences.py  np.gradient
     conversion.py      np.array, np.asarray, ... of traced values
     patches.py         the NumPy attributes replaced during a trace (conversions, np.zeros, ...)
@@ -21,8 +23,8 @@ each with the NumPy functions composed from its ops:
     reductions.py      sum, mean, max, argmax, all, ... and average, ptp
     gather.py          take, take_along_axis, repeat, tile, roll, unravel_index
     indexing.py        x[key]
-    linalg.py          matmul, dot, tensordot, norms, diag, trace, triu; cov, corrcoef,
-                       convolve, cross
+    linalg.py          matmul, dot, tensordot, norms, diag, trace, triu, cross, kron, vander
+    correlation.py     cov, corrcoef, convolve, correlate
     einsum.py          np.einsum
     dispatch.py        NumPy function -> implementation tables (__array_ufunc__/function)
 

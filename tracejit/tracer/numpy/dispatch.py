@@ -18,7 +18,8 @@ from ..errors import unsupported
 from ..views import fresh, link_readonly
 from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
                linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
-from . import conversion, finite_differences, histogram, padding, sorting
+from . import (conversion, correlation, finite_differences, histogram, order_statistics,
+               padding, searching, sorting)
 from .masked import Selection
 
 UFUNCS = {
@@ -160,13 +161,13 @@ FUNCTIONS = {
     np.take_along_axis: lambda arr, indices, axis: gather.take_along_axis(arr, indices, axis),
     # sorting, finite differences, conversions (np.array and its kin: see conversion.py)
     np.sort: sorting.sort, np.argsort: sorting.argsort, np.gradient: finite_differences.gradient,
-    np.median: sorting.median, np.quantile: sorting.quantile,
-    np.percentile: sorting.percentile,
-    np.nanmedian: sorting.nanmedian, np.nanquantile: sorting.nanquantile,
-    np.nanpercentile: sorting.nanpercentile,
-    np.searchsorted: lambda a, v, side="left", sorter=None: sorting.searchsorted(a, v, side,
+    np.median: order_statistics.median, np.quantile: order_statistics.quantile,
+    np.percentile: order_statistics.percentile,
+    np.nanmedian: order_statistics.nanmedian, np.nanquantile: order_statistics.nanquantile,
+    np.nanpercentile: order_statistics.nanpercentile,
+    np.searchsorted: lambda a, v, side="left", sorter=None: searching.searchsorted(a, v, side,
                                                                                 sorter),
-    np.digitize: sorting.digitize, np.interp: sorting.interp, np.isin: sorting.isin,
+    np.digitize: searching.digitize, np.interp: searching.interp, np.isin: searching.isin,
     np.histogram: histogram.histogram, np.histogram_bin_edges: histogram.histogram_bin_edges,
     np.bincount: histogram.bincount, np.trapezoid: finite_differences.trapezoid,
     np.ediff1d: finite_differences.ediff1d,
@@ -183,9 +184,9 @@ FUNCTIONS = {
     np.linalg.norm: linalg.norm, np.linalg.vector_norm: linalg.vector_norm,
     np.diagonal: linalg.diagonal, np.diag: linalg.diag, np.trace: linalg.trace,
     np.triu: linalg.triangle(True), np.tril: linalg.triangle(False),
-    np.diagflat: linalg.diagflat, np.cross: linalg.cross, np.convolve: linalg.convolve,
-    np.cov: linalg.cov, np.corrcoef: linalg.corrcoef,
-    np.kron: linalg.kron, np.correlate: linalg.correlate, np.vander: linalg.vander,
+    np.diagflat: linalg.diagflat, np.cross: linalg.cross, np.convolve: correlation.convolve,
+    np.cov: correlation.cov, np.corrcoef: correlation.corrcoef,
+    np.kron: linalg.kron, np.correlate: correlation.correlate, np.vander: linalg.vander,
     np.polyval: linalg.polyval, np.triu_indices_from: linalg.triangle_indices_from(True),
     np.tril_indices_from: linalg.triangle_indices_from(False),
     np.linalg.solve: linalg_solvers.solve, np.linalg.inv: linalg_solvers.inv,

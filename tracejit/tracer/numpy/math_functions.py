@@ -20,7 +20,7 @@ from .arithmetic import (absolute, add, binary_op, equal, greater, greater_equal
                          less_equal, logical_and, logical_or, maximum, minimum, multiply,
                          numeric_dtype, power, subtract, true_divide, unary_op, where)
 from .lifting import broadcast_to, constant, convert, lift, lift_all, promote
-from .rules import dt, float_function_dtype, float_result
+from .rules import dt, float_function_dtype
 
 
 def _float_unary(opdef, name, scipy=False):
