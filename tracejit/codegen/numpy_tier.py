@@ -138,9 +138,13 @@ class NumpyProgram:
         results = []
         for i in self.results:
             r = env[i]
-            # Results are fresh arrays: never a view of an argument or of another result.
-            if not r.flags.owndata or any(r is a for a in args) or any(
-                    np.may_share_memory(r, o) for o in results):
+            # Results are fresh arrays: never a view of an argument or of another result. And
+            # C-contiguous, as the compiled tiers': a plan's small groups run here
+            # (plan._numpy_group) and hand their results to kernels, which take C layouts
+            # only (the native hand-off passes a pointer and the shape, no strides), and a
+            # ufunc keeps its operand's order (np.exp(x.T) is F-ordered).
+            if not r.flags.owndata or not r.flags.c_contiguous or any(
+                    r is a for a in args) or any(np.may_share_memory(r, o) for o in results):
                 r = r.copy()
             results.append(r)
         return results
