@@ -171,17 +171,17 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     if method != "linear":
         raise numpy_error(ValueError, f"{name}: only method='linear' is supported under "
                           f"tracing, got {method!r}", "drop method=")
-    if hasattr(q, "_trace"):
-        if constant_value(q) is None:
-            from ..errors import unsupported
-            raise unsupported(f"{name} with a traced q", "pass q as a constant")
+    if hasattr(q, "_trace") and constant_value(q) is not None:
         q = constant_value(q)
-    qs = np.asarray(q, dtype=np.float64) * fraction
-    if qs.size and not ((qs >= 0) & (qs <= 1)).all():
-        raise numpy_error(ValueError, f"{name}: q must be in the range [0, {1 / fraction:g}]",
-                          "pass q within the range")
+    traced_q = hasattr(q, "_trace")
+    if not traced_q:
+        qs = np.asarray(q, dtype=np.float64) * fraction
+        if qs.size and not ((qs >= 0) & (qs <= 1)).all():
+            raise numpy_error(ValueError, f"{name}: q must be in the range "
+                              f"[0, {1 / fraction:g}]", "pass q within the range")
     x0 = lift(a)
-    probe = (np.nanquantile if fraction == 1.0 else np.nanpercentile)(np.zeros(1, x0.dtype), q)
+    probe = (np.nanquantile if fraction == 1.0 else np.nanpercentile)(
+        np.zeros(1, x0.dtype), np.zeros(q.shape, q.dtype) if traced_q else q)
     d = constant_dtype(np.result_type(probe))
     if not dt(x0).is_float:
         return _order_statistic(name, a, q, axis, keepdims, method, fraction)
@@ -190,7 +190,11 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     if x0.size == 0:        # NumPy returns np.nanmean of the empty array: no axis for q
         return constant(np.full(rest, np.nan, d.np), trace=x._trace)
     s = convert(s, d)
-    qv = constant(qs.reshape(-1).astype(np.float64), trace=x._trace)       # (k,)
+    if traced_q:            # (a q out of range, which NumPy refuses, is clamped)
+        qv = clip(multiply(reshape(convert(lift(q, x._trace), dtypes.float64), (-1,)),
+                           fraction), 0.0, 1.0)
+    else:
+        qv = constant(qs.reshape(-1).astype(np.float64), trace=x._trace)   # (k,)
     pos = multiply(qv, convert(subtract(c, np.int64(1)), dtypes.float64))   # (..., k)
     lo_i = clip(convert(floor(pos), dtypes.int64), np.int64(0), None)
     hi_i = minimum(add(lo_i, np.int64(1)), subtract(c, np.int64(1)))
@@ -203,7 +207,7 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     out = where(equal(c, np.int64(0)), constant(np.array(np.nan, d.np), trace=x._trace), out)
     from .shapes import transpose
     out = transpose(out, [out.ndim - 1] + list(range(out.ndim - 1)))
-    return reshape(out, qs.shape + tuple(rest))
+    return reshape(out, tuple(q.shape if traced_q else qs.shape) + tuple(rest))
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -220,9 +224,3 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
         raise numpy_error(TypeError, "np.nanpercentile: weights= and interpolation= are not "
                           "supported under tracing", "drop them")
     return _nan_order_statistic("np.nanpercentile", a, q, axis, keepdims, method, 0.01)
-
-
-# ---------------------------------------------------------------------------------------------
-# Searching a sorted array: np.searchsorted (a binary search of a fixed number of steps, one
-# take each, so any sorted ``a`` gives NumPy's indices), np.digitize and np.interp built on it;
-# np.isin (each element against every test element).

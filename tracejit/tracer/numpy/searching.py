@@ -11,7 +11,6 @@ from .lifting import lift, reshape
 from .sorting import argsort
 
 
-
 def _before(a, b):
     """NumPy's sort order, NaN last: a < b or (b is NaN and a is not)."""
     from .arithmetic import less, logical_and, logical_not, logical_or
