@@ -191,3 +191,20 @@ def test_diagflat_hsplit_vsplit_dsplit_and_average_returned_match_numpy():
                 np.average(a, axis=0, weights=w, returned=True), np.average(a, returned=True),
                 np.average(a, axis=1, returned=True))
     _assert_same(_jit(f)(x, w), f(x, w))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_quantiles_interpolate_as_numpys_lerp_bit_for_bit(dtype):
+    """A float32 quantile was 10 ulp off NumPy's in one CI run (a + (b - a) t, where NumPy's
+    _lerp takes b - (b - a)(1 - t) above t = 0.5, and widens after b - a)."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((6, 9)) * 5).astype(dtype)
+    x[2, 3] = np.nan
+
+    def f(a):
+        return (np.quantile(a[:4], 0.3, axis=1), np.quantile(a[:4], [0.1, 0.7], axis=0),
+                np.percentile(a[3:], 62.5), np.nanquantile(a, 0.3, axis=1),
+                np.nanpercentile(a, [10, 90], axis=0), np.nanmedian(a, axis=1))
+    for got, want in zip(_jit(f)(x), f(x)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -39,7 +39,9 @@ def _order_statistic(name, a, q, axis, keepdims, method, fraction):
     n = x.shape[-1]
     if n == 0:
         raise numpy_error(IndexError, f"{name} of an empty array", "reduce a non-empty array")
-    s = convert(sort(x, axis=-1), d)
+    s = sort(x, axis=-1)
+    if not dt(s).is_float:
+        s = convert(s, d)
     if traced_q:
         # (a q out of range, which NumPy refuses, is clamped: its value is not known here)
         from .arithmetic import clip, minimum
@@ -48,14 +50,13 @@ def _order_statistic(name, a, q, axis, keepdims, method, fraction):
         pos = multiply(reshape(convert(qs, dtypes.float64), (-1,)), fraction * (n - 1))
         lo = clip(convert(floor(pos), dtypes.int64), 0, n - 1)
         hi = minimum(add(lo, 1), n - 1)
-        t = convert(clip(subtract(pos, convert(lo, dtypes.float64)), 0, 1), d)
+        t = clip(subtract(pos, convert(lo, dtypes.float64)), 0, 1)
     else:
         pos = qs.reshape(-1) * (n - 1)
         lo = np.floor(pos).astype(np.int64)
         hi = np.minimum(lo + 1, n - 1)
-        t = constant((pos - lo).astype(d.np), trace=x._trace)
-    lo_v, hi_v = take(s, lo, axis=-1), take(s, hi, axis=-1)
-    out = add(lo_v, multiply(subtract(hi_v, lo_v), t))
+        t = pos - lo
+    out = lerp(take(s, lo, axis=-1), take(s, hi, axis=-1), t, d)
     if dt(x).is_float:
         nan = constant(np.array(np.nan, d.np), trace=x._trace)
         out = where(reshape(any_(isnan(x), axis=-1), x.shape[:-1] + (1,)), nan, out)
@@ -64,6 +65,26 @@ def _order_statistic(name, a, q, axis, keepdims, method, fraction):
     out = transpose(out, [out.ndim - 1] + list(range(out.ndim - 1)))
     rest = kept_shape if keepdims else x.shape[:-1]
     return reshape(out, qs.shape + tuple(rest))
+
+
+def lerp(a, b, t, d):
+    """NumPy's ``_lerp``: ``b - (b - a) (1 - t)`` where ``t >= 0.5``, else ``a + (b - a) t``,
+    with ``b - a`` in the values' own dtype and the rest in the result's ``d`` (float64 for
+    an array q; a Python-float q is weak, so float32 values stay float32), ``t`` and
+    ``1 - t`` rounded to ``d`` from float64 (``t``: a float64 tracer or NumPy array)."""
+    from .arithmetic import add, greater_equal, multiply, subtract, where
+    from .lifting import constant, convert
+    diff = convert(subtract(b, a), d)
+    a, b = convert(a, d), convert(b, d)
+    if hasattr(t, "_trace"):
+        t_d, rest = convert(t, d), convert(subtract(1.0, t), d)
+        upper = greater_equal(t, 0.5)
+    else:
+        tr = a._trace
+        t_d = constant(np.asarray(t).astype(d.np), trace=tr)
+        rest = constant((1.0 - np.asarray(t)).astype(d.np), trace=tr)
+        upper = constant(np.asarray(t) >= 0.5, trace=tr)
+    return where(upper, subtract(b, multiply(diff, rest)), add(a, multiply(diff, t_d)))
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -162,8 +183,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     """NumPy's linear method on each slice's non-NaN values: the virtual index q (c - 1) and
     NumPy's _lerp (from the upper value where t >= 0.5)."""
-    from .arithmetic import (add, clip, equal, greater_equal, minimum, multiply, subtract,
-                             where)
+    from .arithmetic import add, clip, equal, minimum, multiply, subtract, where
     from .gather import constant_value
     from .lifting import constant, convert
     from .math_functions import floor
@@ -189,7 +209,6 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     rest = kept_shape if keepdims else x.shape[:-1]
     if x0.size == 0:        # NumPy returns np.nanmean of the empty array: no axis for q
         return constant(np.full(rest, np.nan, d.np), trace=x._trace)
-    s = convert(s, d)
     if traced_q:            # (a q out of range, which NumPy refuses, is clamped)
         qv = clip(multiply(reshape(convert(lift(q, x._trace), dtypes.float64), (-1,)),
                            fraction), 0.0, 1.0)
@@ -198,12 +217,8 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     pos = multiply(qv, convert(subtract(c, np.int64(1)), dtypes.float64))   # (..., k)
     lo_i = clip(convert(floor(pos), dtypes.int64), np.int64(0), None)
     hi_i = minimum(add(lo_i, np.int64(1)), subtract(c, np.int64(1)))
-    t = convert(subtract(pos, convert(lo_i, dtypes.float64)), d)
-    lo_v, hi_v = _at(s, lo_i), _at(s, hi_i)
-    diff = subtract(hi_v, lo_v)
-    one = np.asarray(1, d.np)
-    out = where(greater_equal(t, np.asarray(0.5, d.np)),
-                subtract(hi_v, multiply(diff, subtract(one, t))), add(lo_v, multiply(diff, t)))
+    t = subtract(pos, convert(lo_i, dtypes.float64))
+    out = lerp(_at(s, lo_i), _at(s, hi_i), t, d)
     out = where(equal(c, np.int64(0)), constant(np.array(np.nan, d.np), trace=x._trace), out)
     from .shapes import transpose
     out = transpose(out, [out.ndim - 1] + list(range(out.ndim - 1)))
