@@ -16,7 +16,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::tracejit.RetraceWarning")
 
 
 def _jit(f):
-    return tracejit.jit(f, tiered=False)
+    """The NumPy tier (every jitted function's first calls): the same IR as compiled code, so
+    the semantics of each composition are checked here at no compile cost; compiled kernels
+    run the new functions in test_the_new_functions_compiled_give_the_numpy_tiers_results."""
+    return tracejit.jit(f, backend="numpy")
 
 
 def _same(r, e, exact=False, rtol=1e-6):
@@ -342,3 +345,23 @@ def test_meshgrid():
         _same(_jit(lambda x, y, z: np.meshgrid(x, y, z, **kw))(x, y, z),
               np.meshgrid(x, y, z, **kw), exact=True)
         _same(_jit(lambda x: np.meshgrid(x, **kw))(x), np.meshgrid(x, **kw), exact=True)
+
+
+def test_the_new_functions_compiled_give_the_numpy_tiers_results():
+    x = np.array([[1.0, np.nan, 3.0, 2.0, -0.5], [0.5, -1.5, np.nan, 4.0, 2.5]])
+    bins = np.array([-1.0, 0.0, 1.0, 2.5, 4.0])
+
+    def f(a, b):
+        clean = np.nan_to_num(a)
+        return (np.nansum(a, axis=1), np.nanmean(a, axis=0), np.nanstd(a), np.nanmax(a, axis=1),
+                np.nanargmin(a, axis=1), np.nanmedian(a, axis=1), np.nanquantile(a, 0.3),
+                np.searchsorted(b, clean[0]), np.digitize(clean[1], b), np.interp(clean, b, b ** 2),
+                np.isin(clean, b), np.kron(clean[:, :2], b[:2]), np.correlate(clean[0], b, "same"),
+                np.polyval(b[:3], clean), np.trapezoid(clean, axis=1), np.ediff1d(clean),
+                np.cbrt(clean), np.ldexp(clean, 3), np.signbit(clean), np.heaviside(clean, 0.5),
+                np.modf(clean)[0], np.vander(b[:3], 3), np.left_shift(np.arange(5), 2))
+    args = (x, bins)
+    compiled, tier = tracejit.jit(f, tiered=False)(*args), _jit(f)(*args)
+    for c, t, e in zip(compiled, tier, f(*args)):
+        _same(c, e, rtol=1e-12)
+        _same(t, e, rtol=1e-12)
