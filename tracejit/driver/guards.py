@@ -131,17 +131,6 @@ class ArrayContents:
     def add(self, constant_arrays: list) -> None:
         self._held += constant_arrays
 
-    def settle(self) -> None:
-        """After the trace (the guards were made before it): take as they are now the values
-        the traced code wrote itself (``global n; n += 1``, ``self.calls += 1``); any other
-        value that changed meanwhile (another thread's ``scale = 3``) keeps its value from
-        before the trace, which may or may not be the one baked in, so the next call traces
-        again."""
-        for i, v in enumerate(self._read()):
-            if v is not self._seen[i] and self._names[i] in self._written:
-                self._seen[i] = v
-                self._prints[i] = _fingerprint(v)
-
     def changed(self) -> list[tuple[str, str]] | None:
         out = [(label, "changed in place") for label, a, traced in self._held
                if a.tobytes() != traced]

@@ -87,20 +87,6 @@ def lerp(a, b, t, d):
     return where(upper, subtract(b, multiply(diff, rest)), add(a, multiply(diff, t_d)))
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False, *, weights=None, interpolation=None):
-    if weights is not None or interpolation is not None:
-        raise numpy_error(TypeError, "np.quantile: weights= and interpolation= are not "
-                          "supported under tracing", "drop them")
-    return _order_statistic("np.quantile", a, q, axis, keepdims, method, 1.0)
-
-
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, weights=None, interpolation=None):
-    if weights is not None or interpolation is not None:
-        raise numpy_error(TypeError, "np.percentile: weights= and interpolation= are not "
-                          "supported under tracing", "drop them")
-    return _order_statistic("np.percentile", a, q, axis, keepdims, method, 0.01)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -225,17 +211,20 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     return reshape(out, tuple(q.shape if traced_q else qs.shape) + tuple(rest))
 
 
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False, *, weights=None, interpolation=None):
-    if weights is not None or interpolation is not None:
-        raise numpy_error(TypeError, "np.nanquantile: weights= and interpolation= are not "
-                          "supported under tracing", "drop them")
-    return _nan_order_statistic("np.nanquantile", a, q, axis, keepdims, method, 1.0)
+def _quantile_function(name: str, statistic, fraction: float):
+    """np.quantile and its kin: NumPy's signature around ``statistic`` (``fraction``: 0.01
+    for percentiles)."""
+    def function(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                 keepdims=False, *, weights=None, interpolation=None):
+        if weights is not None or interpolation is not None:
+            raise numpy_error(TypeError, f"np.{name}: weights= and interpolation= are not "
+                              "supported under tracing", "drop them")
+        return statistic(f"np.{name}", a, q, axis, keepdims, method, fraction)
+    function.__name__ = function.__qualname__ = name
+    return function
 
 
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False, *, weights=None, interpolation=None):
-    if weights is not None or interpolation is not None:
-        raise numpy_error(TypeError, "np.nanpercentile: weights= and interpolation= are not "
-                          "supported under tracing", "drop them")
-    return _nan_order_statistic("np.nanpercentile", a, q, axis, keepdims, method, 0.01)
+quantile = _quantile_function("quantile", _order_statistic, 1.0)
+percentile = _quantile_function("percentile", _order_statistic, 0.01)
+nanquantile = _quantile_function("nanquantile", _nan_order_statistic, 1.0)
+nanpercentile = _quantile_function("nanpercentile", _nan_order_statistic, 0.01)
