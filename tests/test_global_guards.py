@@ -309,3 +309,98 @@ def test_a_global_the_traced_code_writes_itself_does_not_trace_again_every_call(
     for _ in range(3):
         jitted(np.ones(2))
     assert jitted.trace_count == 1
+
+
+class _LrOpt:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, w, g):
+        return w - self.lr * g
+
+
+class _Trainer:
+    def __init__(self):
+        self.w = np.ones(3)
+        self.opt = _LrOpt(0.5)
+        self.state = {"m": np.zeros(3), "step": np.zeros((), np.float32)}
+
+    @tj.jit
+    def step(self, x):
+        g = x * self.w
+        self.w = self.opt.update(self.w, g)
+        self.state = {k: v + 1 if k == "step" else v + g for k, v in self.state.items()}
+        return (g * g).sum() * self.opt.lr
+
+
+def test_a_jitted_method_sees_an_attribute_of_an_object_self_holds_set():
+    """``self.opt.lr = ...`` (a schedule on a Trainer): ``self.opt`` is a static attribute,
+    the same object, so the cache key did not change, and the old lr was used silently."""
+    t, e = _Trainer(), _Trainer()
+    del t.state["step"], e.state["step"]
+    x = np.arange(3.0)
+    for lr in (0.5, 0.25, 0.125):
+        t.opt.lr = e.opt.lr = lr
+        np.testing.assert_allclose(t.step(x), _Trainer.step.fn(e, x))
+        np.testing.assert_allclose(t.w, e.w)
+
+
+class _Scaler:
+    def __init__(self):
+        self.opt = _LrOpt(0.5)
+
+    def __call__(self, x):
+        return self.opt.update(x, x) * self.opt.lr
+
+
+def test_jit_of_a_bound_method_sees_an_attribute_of_an_object_self_holds_set():
+    s = _Scaler()
+    f = tj.jit(s.__call__)
+    x = np.arange(3.0)
+    np.testing.assert_allclose(f(x), s(x))
+    s.opt.lr = 2.0
+    np.testing.assert_allclose(f(x), s(x))
+
+
+def test_a_jitted_method_whose_state_holds_a_numpy_scalar_does_not_trace_again_every_step():
+    """``state["step"] + 1`` is a NumPy scalar, as eagerly: beside arrays in an attribute it
+    was static, so each step's new value traced again."""
+    t = _Trainer()
+    count = _Trainer.step.trace_count
+    for _ in range(6):
+        t.step(np.arange(3.0))
+    assert t.state["step"] == 6
+    assert _Trainer.step.trace_count - count <= 2
+
+
+hparams = {"lr": 0.5, 0: 2.0}
+stats = {"calls": 0}
+
+
+def test_a_global_dicts_entry_set_traces_again():
+    """``cfg["lr"] = ...`` between steps: the entry was baked in and the old value used
+    silently (the README says rebinding ``cfg["w"]`` traces again)."""
+    def step(x):
+        return x * hparams["lr"] + hparams[0]
+
+    f = tj.jit(step)
+    x = np.arange(3.0)
+    np.testing.assert_allclose(f(x), step(x))
+    hparams["lr"] = 0.25
+    np.testing.assert_allclose(f(x), step(x))
+    hparams[0] = 1.0
+    np.testing.assert_allclose(f(x), step(x))
+    assert f.trace_count == 3
+    f(x)
+    assert f.trace_count == 3
+    hparams.update({"lr": 0.5, 0: 2.0})
+
+    # an entry the traced code writes itself does not trace again at every call
+    def g(x):
+        stats["calls"] = stats["calls"] + 1        # runs once per trace
+        return x * 2.0
+
+    jitted = tj.jit(g)
+    for _ in range(3):
+        jitted(np.ones(2))
+    assert jitted.trace_count == 1

@@ -22,6 +22,7 @@ MAX_CHAIN = 3
 MAX_READS = 32
 _ROOTS = frozenset(("LOAD_GLOBAL", "LOAD_DEREF"))
 _ATTRS = frozenset(("LOAD_ATTR", "LOAD_METHOD"))
+_SELF_LOADS = frozenset(("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF"))
 
 
 def own_attribute(obj, name: str):
@@ -36,15 +37,19 @@ def own_attribute(obj, name: str):
     return d.get(name, MISSING)
 
 
-def chains(code) -> set[tuple[str, str, tuple[str, ...]]]:
+def chains(code, self_name: str | None = None) -> set[tuple[str, str, tuple[str, ...]]]:
     """(kind, root name, attribute names) for each ``root.a.b`` that ``code`` (and code nested
-    in it) loads, kind "global" or "cell" (a variable of an enclosing function)."""
+    in it) loads, kind "global" or "cell" (a variable of an enclosing function), or "self"
+    for a method's first argument ``self_name`` (``self.opt.lr``)."""
     own_cells = set(code.co_cellvars)
     found: set = set()
     root = None
     attrs: list = []
     for ins in dis.get_instructions(code):
-        if ins.opname in _ROOTS and not (ins.opname == "LOAD_DEREF" and ins.argval in own_cells):
+        if self_name is not None and ins.opname in _SELF_LOADS and ins.argval == self_name:
+            root, attrs = ("self", self_name), []
+        elif ins.opname in _ROOTS and not (ins.opname == "LOAD_DEREF"
+                                           and ins.argval in own_cells):
             root, attrs = ("global" if ins.opname == "LOAD_GLOBAL" else "cell", ins.argval), []
         elif ins.opname in _ATTRS and root is not None and len(attrs) < MAX_CHAIN:
             attrs.append(ins.argval)
@@ -55,7 +60,25 @@ def chains(code) -> set[tuple[str, str, tuple[str, ...]]]:
             root = None
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            found |= chains(c)
+            found |= chains(c, self_name)
+    return found
+
+
+def subscripts(code) -> set[tuple[str, str, object]]:
+    """(kind, root name, key) for each ``root["key"]`` (a constant str or int key) that
+    ``code`` (and code nested in it) loads from a global or a closure variable: a config
+    dict's ``cfg["lr"]``, guarded as ``opt.lr`` is."""
+    own_cells = set(code.co_cellvars)
+    found: set = set()
+    ins = list(dis.get_instructions(code))
+    for a, b, c in zip(ins, ins[1:], ins[2:]):
+        if a.opname in _ROOTS and not (a.opname == "LOAD_DEREF" and a.argval in own_cells) \
+                and b.opname == "LOAD_CONST" and type(b.argval) in (str, int) \
+                and c.opname == "BINARY_SUBSCR":
+            found.add(("global" if a.opname == "LOAD_GLOBAL" else "cell", a.argval, b.argval))
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            found |= subscripts(c)
     return found
 
 

@@ -15,8 +15,9 @@ are not guarded. The attributes the code reads from those objects are guarded th
 (``opt.lr``, ``model.cfg.scale``, and ``self.lr`` inside ``opt.update``: attribute_reads.py),
 read from the holding object's ``__dict__`` as a global is from its module's. Arrays are read
 at every call (tracer/external_arrays.py), so an array changed in place is seen, except one in
-a container or an attribute; a value inside a container (``cfg["lr"] = 0.2``) is not seen
-either: pass those as arguments.
+a container or an attribute. A plain dict's entries read with a constant key (``cfg["lr"]``,
+from a global or closure dict) are guarded as attributes are; other values inside containers
+(``cfg[k]``, ``cfg["opt"]["lr"]``) are not seen: pass those as arguments.
 
 Cost per call: one identity check per guarded name or attribute (C loops: ``itemgetter`` per
 dict, ``map(is_, ...)``); a value is fingerprinted only when the object bound to its name is
@@ -33,7 +34,7 @@ from operator import attrgetter, is_, itemgetter
 import numpy as np
 
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
-                              self_attributes)
+                              self_attributes, subscripts)
 from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
                                       global_names, is_library, stored_names)
 
@@ -46,9 +47,11 @@ _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
 class Guards:
     """The guarded names of one function, with the values seen at its last check."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, selves=()):
         found = _Collector()
         found.visit(fn, 0)
+        for obj in selves:       # a jitted method's instances traced: self.opt.lr
+            found.self_chains(fn, obj)
         # values are read in this order: each globals dict's names, then the cells
         self._reads = [(g, tuple(n for n, _ in names), itemgetter(*[n for n, _ in names]))
                        for g, names in found.globals.values()]
@@ -93,7 +96,8 @@ class Guards:
         before the trace, which may or may not be the one baked in, so the next call traces
         again."""
         for i, v in enumerate(self._read()):
-            if v is not self._seen[i] and self._names[i] in self._written:
+            if v is not self._seen[i] and (self._names[i] in self._written
+                                           or self._labels[i] in self._written):
                 self._seen[i] = v
                 self._prints[i] = _fingerprint(v)
 
@@ -159,6 +163,7 @@ class _Collector:
             # jit(obj.method), jit(callable_obj): what the method reads from self is guarded
             if isinstance(fn, types.MethodType) and not isinstance(fn.__self__, type):
                 self._attribute(fn.__self__, "self", (fn.__func__.__name__,))
+                self.self_chains(fn.__func__, fn.__self__, 0)
             elif callable(fn) and not isinstance(fn, (types.FunctionType, type)) and \
                     isinstance(inspect.getattr_static(type(fn), "__call__", None),
                                types.FunctionType):
@@ -195,6 +200,31 @@ class _Collector:
                      cell_value(cells[root]) if root in cells else MISSING)
             if value is not MISSING and guardable_root(value):
                 self._attribute(value, root, attrs)
+        for kind, root, k in sorted(subscripts(code), key=repr):
+            d = (g.get(root, MISSING) if kind == "global" else
+                 cell_value(cells[root]) if root in cells else MISSING)
+            if type(d) is dict and k in d and (id(d), k) not in self._attributes \
+                    and len(self._attributes) < MAX_READS:
+                # (a plain dict only: a defaultdict's lookup could insert the key.) The
+                # traced code may store into it (stats["n"] += 1): taken as it is after
+                # the trace, as a global the code writes (settle)
+                self._attributes.add((id(d), k))
+                label = f"{root}[{k!r}]"
+                self.written.add(label)
+                self.globals.setdefault(id(d), (d, []))[1].append((k, label))
+
+    def self_chains(self, fn, obj, first: int = 1) -> None:
+        """What a method reads through the attributes of its ``self``, ``obj`` (``self.opt.lr``,
+        and ``self.lr`` inside ``self.opt.update``): ``self.opt`` itself is part of the cache
+        key (methods.py), or guarded, but a change of the object it holds was not seen. The
+        first ``first`` attributes of each chain are left out (the key holds them)."""
+        fn = _python_function(fn)
+        if fn is None or not fn.__code__.co_argcount or is_library(fn.__code__.co_filename):
+            return
+        me = fn.__code__.co_varnames[0]
+        for kind, root, attrs in sorted(chains(fn.__code__, me)):
+            if kind == "self" and len(attrs) > first:
+                self._attribute(obj, "self", attrs)
 
     def _attribute(self, root_value, root: str, attrs: tuple) -> None:
         """Guard ``root.attrs`` if the object holds it (for a method called on the object,

@@ -30,6 +30,7 @@ from .signature import (Signature, StaticKey, describe_leaf_key, fast_leaf_key,
 # What a last-used entry raises for arguments that are not its own: ArgumentMismatch for
 # shapes, TypeError from Numba's dispatcher for dtypes, layouts, argument counts, tracers.
 _NOT_THIS_ENTRY = (TypeError, ArgumentMismatch)
+_MAX_SELVES = 8
 
 
 class JittedFunction:
@@ -52,6 +53,7 @@ class JittedFunction:
         self._guards: Guards | None = None
         self._contents = ArrayContents()   # arrays left constants, checked at every call
         self._guard_changes: list = []
+        self._selves: list = []       # a jitted method's instances traced, for the guards
         self.trace_count = 0
         self._owner = None            # the class of a jitted method (__set_name__)
         # Held while tracing/compiling and while _cache, _fast and the traced keys change, so
@@ -189,7 +191,11 @@ class JittedFunction:
             self._guard_changes = []
         # The guards read their values before the trace, so that one another thread changes
         # during it traces again (guards.settle)
-        guards = Guards(self.fn)
+        if dyn_args and type(dyn_args[0]) is BoundSelf and \
+                all(o is not dyn_args[0].obj for o in self._selves):
+            # (the last few instances: each is read at every call, and held alive)
+            self._selves = self._selves[-(_MAX_SELVES - 1):] + [dyn_args[0].obj]
+        guards = Guards(self.fn, self._selves)
         traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None)
         guards.settle()
         self.trace_count += 1
@@ -221,11 +227,13 @@ class JittedFunction:
             self._layouts.clear()
             self._last = None
             self._contents = ArrayContents()
+            self._selves = []
             self._guard_changes = self._guard_changes + changes
 
     def clear_cache(self):
         with self._lock:
             self._contents = ArrayContents()
+            self._selves = []
             self._cache.clear()
             self._fast.clear()
             self._layouts.clear()

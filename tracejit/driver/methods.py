@@ -57,10 +57,18 @@ def _holds_arrays(v) -> bool:
     return any(_is_array(leaf) for leaf in flatten(v)[0])
 
 
+def _is_dynamic(v) -> bool:
+    """A leaf beside arrays that is dynamic: an array, or a NumPy number, as in an argument
+    (an optimizer state's ``step``, which ``state["step"] + 1`` makes a NumPy scalar: static,
+    it traced again at every step)."""
+    return _is_array(v) or isinstance(v, (np.number, np.bool_))
+
+
 def _flatten_partitioned(p: _Partitioned):
     leaves, paths, treedef = flatten_with_paths(p.value)
-    dyn = tuple(i for i, leaf in enumerate(leaves) if _is_array(leaf))
-    static = tuple((i, StaticKey(leaf)) for i, leaf in enumerate(leaves) if not _is_array(leaf))
+    dyn = tuple(i for i, leaf in enumerate(leaves) if _is_dynamic(leaf))
+    static = tuple((i, StaticKey(leaf)) for i, leaf in enumerate(leaves)
+                   if not _is_dynamic(leaf))
     return [leaves[i] for i in dyn], (treedef, dyn, static), [paths[i] for i in dyn]
 
 
