@@ -39,7 +39,8 @@ def public_name(frame) -> tuple[str, bool]:
         module = ".".join(p for p in frame.f_globals.get("__name__", "scipy").split(".")
                           if not p.startswith("_"))
         return f"{module}.{code.co_name}", False
-    dist = getattr(owner, "dist", owner)              # a frozen distribution holds its own
+    # a frozen distribution holds its own: rv_frozen as .dist, multi_rv_frozen as ._dist
+    dist = getattr(owner, "dist", None) or getattr(owner, "_dist", owner)
     name = getattr(dist, "name", None) or type(dist).__name__.removesuffix("_gen")
     return f"scipy.stats.{name}.{code.co_name}", dist is not owner
 

@@ -62,17 +62,22 @@ def logit(p):
     where that loses digits (3e-9 relative at 0.5 - 3e-9) and SciPy takes log1p(s) -
     log1p(-s), s = 2 (p - 0.5); in float32 for float32, else float64 (SciPy's loops: float16
     too). Each formula gets a safe input where the other is chosen, so neither's derivative
-    is NaN there (a where passes a zero cotangent, and zero times inf is NaN)."""
+    is NaN there (a where passes a zero cotangent, and zero times inf is NaN). At 0 and 1,
+    log(p) - log1p(-p) (the same +-inf) gives JAX's derivative 1 / (p (1 - p)) = inf, where the
+    quotient's was NaN (zero times inf in the denominator's partial)."""
     p = lift(p)
     d = dtypes.float32 if dt(p) == dtypes.float32 else dtypes.float64
     p = convert(p, d)
     one, half = np.asarray(1, d.np), np.asarray(0.5, d.np)
     mid = logical_and(greater_equal(p, np.asarray(0.3, d.np)),
                       less_equal(p, np.asarray(0.65, d.np)))
-    outer = where(mid, np.asarray(0.25, d.np), p)
+    ends = logical_or(equal(p, np.asarray(0, d.np)), equal(p, one))
+    outer = where(logical_or(mid, ends), np.asarray(0.25, d.np), p)
+    edge = where(ends, p, half)
     s = where(mid, multiply(np.asarray(2, d.np), subtract(p, half)), np.asarray(0, d.np))
     return where(mid, subtract(log1p(s), log1p(unary_op(ops.neg, s))),
-                 log(true_divide(outer, subtract(one, outer))))
+                 where(ends, subtract(log(edge), log1p(unary_op(ops.neg, edge))),
+                       log(true_divide(outer, subtract(one, outer)))))
 
 
 def _log_scaled(x, scale):

@@ -129,11 +129,13 @@ def _strong(x):
 
 def norm_logpdf(x, loc=0, scale=1):
     """scipy.stats.norm.logpdf: ``-z**2/2 - log(sqrt(2 pi)) - log(scale)`` in float64 with
-    ``z = (x - loc) / scale``; nan where ``scale <= 0`` or z is nan, -inf where z is infinite."""
+    ``z = (x - loc) / scale``; nan where ``scale <= 0`` or z is nan, -inf where z is infinite
+    (the formula's own value there, so that its derivative is JAX's -z / scale = -+inf: a -inf
+    constant chosen there made it NaN, a zero cotangent times the infinite partial)."""
     x, loc, scale = _strong(x), _strong(loc), _strong(scale)
     z = convert(true_divide(subtract(x, loc), scale), dtypes.float64)
     good_scale = greater(scale, 0)
-    inside = logical_and(logical_and(less(-np.inf, z), less(z, np.inf)), good_scale)
+    inside = logical_and(logical_not(isnan(z)), good_scale)
     value = subtract(true_divide(negative(power(z, 2)), 2.0), _NORM_LOG_C)
     value = subtract(value, log(scale))
     bad = logical_or(logical_not(good_scale), isnan(z))
