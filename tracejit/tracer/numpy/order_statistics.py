@@ -11,31 +11,45 @@ from .lifting import lift, reshape
 from .sorting import along_last_axis, sort
 
 
-def _order_statistic(name, a, q, axis, keepdims, method, fraction):
-    """The linear interpolation between the sorted values at ``q * (n - 1)`` (NumPy's
-    default method), with NaN where a reduced slice holds one, as NumPy gives."""
-    from .arithmetic import add, multiply, subtract, where
-    from .gather import constant_value, take
-    from .lifting import constant, convert
-    from .math_functions import isnan
-    from .reductions import any as any_
-    from .rules import constant_dtype, dt
+def _checked_q(name, q, method, fraction):
+    """(q, whether it is traced, q's fractions as NumPy values or None), with NumPy's errors
+    for another method or a q out of range."""
+    from .gather import constant_value
     if method != "linear":
         raise numpy_error(ValueError, f"{name}: only method='linear' is supported under "
                           f"tracing, got {method!r}", "drop method=")
     if hasattr(q, "_trace") and constant_value(q) is not None:
         q = constant_value(q)
-    traced_q = hasattr(q, "_trace")
-    if not traced_q:
-        qs = np.asarray(q, dtype=np.float64) * fraction
-        if qs.size and not ((qs >= 0) & (qs <= 1)).all():
-            raise numpy_error(ValueError, f"{name}: q must be in the range "
-                              f"[0, {1 / fraction:g}]", "pass q within the range")
+    if hasattr(q, "_trace"):
+        return q, True, None
+    qs = np.asarray(q, dtype=np.float64) * fraction
+    if qs.size and not ((qs >= 0) & (qs <= 1)).all():
+        raise numpy_error(ValueError, f"{name}: q must be in the range [0, {1 / fraction:g}]",
+                          "pass q within the range")
+    return q, False, qs
+
+
+def _result_dtype(numpy_function, x, q, traced_q):
+    """NumPy's own result dtype, from a one-element array of ``x``'s dtype (float64 for an
+    array q, the input's float dtype for a Python-float q)."""
+    from .rules import constant_dtype
+    probe = numpy_function(np.zeros(1, x.dtype), np.zeros(q.shape, q.dtype) if traced_q else q)
+    return constant_dtype(np.result_type(probe))
+
+
+def _order_statistic(name, a, q, axis, keepdims, method, fraction):
+    """The linear interpolation between the sorted values at ``q * (n - 1)`` (NumPy's
+    default method), with NaN where a reduced slice holds one, as NumPy gives."""
+    from .arithmetic import add, multiply, subtract, where
+    from .gather import take
+    from .lifting import constant, convert
+    from .math_functions import isnan
+    from .reductions import any as any_
+    from .rules import dt
+    q, traced_q, qs = _checked_q(name, q, method, fraction)
     x, kept_shape = along_last_axis(a, axis)
     # the result's dtype: NumPy's own on a one-element array of the input's dtype
-    probe = (np.quantile if fraction == 1.0 else np.percentile)(
-        np.zeros(1, lift(a).dtype), np.zeros(q.shape, q.dtype) if traced_q else q)
-    d = constant_dtype(np.result_type(probe))
+    d = _result_dtype(np.quantile if fraction == 1.0 else np.percentile, lift(a), q, traced_q)
     n = x.shape[-1]
     if n == 0:
         raise numpy_error(IndexError, f"{name} of an empty array", "reduce a non-empty array")
@@ -170,25 +184,12 @@ def _nan_order_statistic(name, a, q, axis, keepdims, method, fraction):
     """NumPy's linear method on each slice's non-NaN values: the virtual index q (c - 1) and
     NumPy's _lerp (from the upper value where t >= 0.5)."""
     from .arithmetic import add, clip, equal, minimum, multiply, subtract, where
-    from .gather import constant_value
     from .lifting import constant, convert
     from .math_functions import floor
-    from .rules import constant_dtype, dt
-    if method != "linear":
-        raise numpy_error(ValueError, f"{name}: only method='linear' is supported under "
-                          f"tracing, got {method!r}", "drop method=")
-    if hasattr(q, "_trace") and constant_value(q) is not None:
-        q = constant_value(q)
-    traced_q = hasattr(q, "_trace")
-    if not traced_q:
-        qs = np.asarray(q, dtype=np.float64) * fraction
-        if qs.size and not ((qs >= 0) & (qs <= 1)).all():
-            raise numpy_error(ValueError, f"{name}: q must be in the range "
-                              f"[0, {1 / fraction:g}]", "pass q within the range")
+    from .rules import dt
+    q, traced_q, qs = _checked_q(name, q, method, fraction)
     x0 = lift(a)
-    probe = (np.nanquantile if fraction == 1.0 else np.nanpercentile)(
-        np.zeros(1, x0.dtype), np.zeros(q.shape, q.dtype) if traced_q else q)
-    d = constant_dtype(np.result_type(probe))
+    d = _result_dtype(np.nanquantile if fraction == 1.0 else np.nanpercentile, x0, q, traced_q)
     if not dt(x0).is_float:
         return _order_statistic(name, a, q, axis, keepdims, method, fraction)
     x, s, c, kept_shape = _sorted_with_counts(a, axis)
