@@ -182,3 +182,23 @@ def test_dtype_introspection_of_a_traced_array_answers_as_numpy():
     fn(x)
     assert traced == seen == {"real": True, "complex": False, "to32": False, "to64": True,
                               "unsafe": True}
+
+
+def test_a_traced_value_kept_in_a_global_list_and_used_later_is_an_escaped_tracer_error():
+    """``history.append(loss)`` in a jitted step keeps a tracer (Python runs at trace time, as
+    in JAX); using it afterwards said "float() of a traced value", not what happened."""
+    from tracejit import EscapedTracerError
+    history = []
+
+    @tj.jit
+    def step(x):
+        loss = (x * x).sum()
+        history.append(loss)
+        return loss
+
+    step(np.ones(3))
+    for use in (lambda: float(history[0]), lambda: np.asarray(history),
+                lambda: bool(history[0]), lambda: history[0].item(),
+                lambda: f"{history[0]:.3f}"):
+        with pytest.raises(EscapedTracerError, match="return the value"):
+            use()

@@ -16,7 +16,7 @@ from ..ir import Value
 from .errors import (ConcretizationError, ConcretizationTypeError, UnsupportedError,
                      array_conversion_error, control_flow_hint, numpy_error,
                      store_into_numpy_array_error, unsupported, user_location)
-from .trace_state import Trace
+from .trace_state import Trace, check_alive
 from .views import is_array_0d, is_scalar_argument, made_as_array, refresh
 
 # The NumPy layer's functions that Tracer's operators, methods and NumPy protocols call, by
@@ -155,7 +155,10 @@ class Tracer:
         return f"Tracer<{self._value.type}{' weak' if self._weak else ''}>"
 
     # -- concreteness errors ------------------------------------------------------------------
+    # (one whose trace has finished, kept in a global list or an attribute, is an escaped
+    # tracer: that error says where it was made and what to do)
     def __bool__(self):
+        check_alive(self)
         loc = user_location()
         raise ConcretizationTypeError("Using a traced value as a condition (if, while, "
                                       "and/or, bool())", loc, control_flow_hint(loc))
@@ -163,23 +166,28 @@ class Tracer:
     # a[i] = t into a NumPy array calls these: NumPy reports "setting an array element with a
     # sequence", caused by the error saying what to do instead.
     def __float__(self):
+        check_alive(self)
         raise store_into_numpy_array_error() or ConcretizationTypeError(
             "float() of a traced value", user_location())
 
     def __int__(self):
+        check_alive(self)
         raise store_into_numpy_array_error() or ConcretizationTypeError(
             "int() of a traced value", user_location())
 
     def __index__(self):
+        check_alive(self)
         # Not a TypeError: NumPy would swallow that and raise its own, naming nothing.
         loc = user_location()
         raise ConcretizationError("Using a traced value as a Python int (a shape, size, "
                                   "slice bound or range)", loc, control_flow_hint(loc))
 
     def __complex__(self):
+        check_alive(self)
         raise ConcretizationTypeError("complex() of a traced value", user_location())
 
     def __round__(self, ndigits=None):
+        check_alive(self)
         # Python's round() gives a Python number; np.round gives an array, traced
         raise ConcretizationTypeError("round() of a traced value (use np.round(x) or "
                                       "np.round(x, decimals))", user_location())
@@ -188,17 +196,20 @@ class Tracer:
         # f"{x:.3f}" needs the value now; printing it as the program runs is debug_print's
         if not spec:
             return repr(self)
+        check_alive(self)
         raise ConcretizationTypeError(f"formatting a traced value (f\"{{x:{spec}}}\"; use "
                                       "tracejit.debug_print to print values as the program "
                                       "runs)", user_location())
 
     def __array__(self, dtype=None, copy=None):
+        check_alive(self)
         raise store_into_numpy_array_error() or array_conversion_error()
 
     def tolist(self):
         self.__array__()
 
     def item(self, *args):
+        check_alive(self)
         raise ConcretizationTypeError(".item() of a traced value", user_location())
 
     def __hash__(self):
