@@ -51,7 +51,9 @@ class JittedFunction:
         # Globals and closure values the traces baked in (guards.py): checked on every call,
         # a change forgets every trace; None until the first trace
         self._guards: Guards | None = None
-        self._contents = ArrayContents()   # arrays left constants, checked at every call
+        # Arrays traces left constants (guards.ArrayContents), checked at every call; None
+        # while there are none, so the common call pays one identity check
+        self._contents: ArrayContents | None = None
         self._guard_changes: list = []
         self._selves: list = []       # a jitted method's instances traced, for the guards
         self.trace_count = 0
@@ -103,8 +105,9 @@ class JittedFunction:
             changes = guards.changed()
             if changes is not None:
                 self._forget(changes)
-        if self._contents:
-            changes = self._contents.changed()
+        contents = self._contents
+        if contents is not None:
+            changes = contents.changed()
             if changes is not None:
                 self._forget(changes)
         if not kwargs:
@@ -200,7 +203,10 @@ class JittedFunction:
         guards.settle()
         self.trace_count += 1
         self._guards = guards or None
-        self._contents.add(traced.constant_arrays)
+        if traced.constant_arrays:
+            if self._contents is None:
+                self._contents = ArrayContents()
+            self._contents.add(traced.constant_arrays)
         program = compile_function(traced.function, backend=self._backend, tiered=self._tiered,
                                    device_results=self._device_results, remat=self.remat)
         entry = CompiledEntry(traced, program)
@@ -226,13 +232,13 @@ class JittedFunction:
             self._fast.clear()
             self._layouts.clear()
             self._last = None
-            self._contents = ArrayContents()
+            self._contents = None
             self._selves = []
             self._guard_changes = self._guard_changes + changes
 
     def clear_cache(self):
         with self._lock:
-            self._contents = ArrayContents()
+            self._contents = None
             self._selves = []
             self._cache.clear()
             self._fast.clear()
