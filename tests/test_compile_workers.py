@@ -196,3 +196,32 @@ def test_an_error_in_one_compile_thread_is_raised_and_stops_the_others(threads_o
         compile_workers.compile_in_threads(items, compile_workers.threading.Lock(),
                                            compile_here)
     assert len(done) < 19 and not items
+
+
+def test_a_module_two_threads_need_at_once_is_compiled_once(tmp_path):
+    """The Python wrapper every direct kernel shares was compiled twice in a cold process whose
+    first two kernels finished in two threads at once (70 ms of LLVM spent again)."""
+    import threading
+    import time
+
+    from tracejit.codegen.direct import engine
+    made, started = [], threading.Event()
+    ir_text = ('define i64 @tracejit_test_once(i64 %a) {\n'
+               '  %b = add i64 %a, 41\n  ret i64 %b\n}\n')
+
+    def make():
+        made.append(1)
+        started.set()
+        time.sleep(0.3)                          # the second thread asks meanwhile
+        return ir_text, []
+    key = f"test-once-{tmp_path}"
+    results = []
+
+    def load():
+        results.append(engine.load(key, ["tracejit_test_once"], tmp_path, make)[0])
+    first = threading.Thread(target=load)
+    first.start()
+    assert started.wait(60)
+    load()
+    first.join(60)
+    assert len(made) == 1 and len(results) == 2 and results[0] == results[1]

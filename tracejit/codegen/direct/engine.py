@@ -106,6 +106,7 @@ def _optimized_object(ir_text: str, speed: int = 3) -> bytes:
 
 
 _loaded: dict = {}       # digest -> addresses of its functions: what the engine holds
+_making: dict = {}       # digest -> Event, while one thread compiles that module
 
 
 def load(key: str, names: list, folder: Path | None, make, export: bool = False,
@@ -119,6 +120,32 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False,
     optimization level of a compile (part of ``key`` where it is not 3)."""
     t = target()
     digest = hashlib.sha256((t.key + key).encode()).hexdigest()[:32]
+    with _lock:
+        if digest in _loaded:
+            return _loaded[digest], digest, True
+    if make is not None:
+        # Two threads needing one module (the Python wrapper every kernel shares, a shared
+        # function) compile it once: the second waits for the first (a cold process compiled
+        # the wrapper twice, 70 ms of LLVM).
+        with _lock:
+            pending = _making.get(digest)
+            mine = pending is None
+            if mine:
+                pending = _making[digest] = threading.Event()
+        if not mine:
+            pending.wait()
+            return load(key, names, folder, make, export, speed)
+        try:
+            return _load_or_make(digest, names, folder, make, export, speed)
+        finally:
+            with _lock:
+                del _making[digest]
+            pending.set()
+    return _load_or_make(digest, names, folder, make, export, speed)
+
+
+def _load_or_make(digest: str, names: list, folder: Path | None, make, export: bool,
+                  speed: int):
     with _lock:
         if digest in _loaded:
             return _loaded[digest], digest, True
