@@ -12,11 +12,10 @@ does not hold reads as missing.
 """
 from __future__ import annotations
 
-import dis
 import inspect
 import types
 
-from ..tracer.external_arrays import MISSING, is_library
+from ..tracer.external_arrays import MISSING, instructions, is_library
 
 MAX_CHAIN = 3
 MAX_READS = 32
@@ -45,7 +44,7 @@ def chains(code, self_name: str | None = None) -> set[tuple[str, str, tuple[str,
     found: set = set()
     root = None
     attrs: list = []
-    for ins in dis.get_instructions(code):
+    for ins in instructions(code):
         if self_name is not None and ins.opname in _SELF_LOADS and ins.argval == self_name:
             root, attrs = ("self", self_name), []
         elif ins.opname in _ROOTS and not (ins.opname == "LOAD_DEREF"
@@ -70,7 +69,7 @@ def subscripts(code) -> set[tuple[str, str, object]]:
     dict's ``cfg["lr"]``, guarded as ``opt.lr`` is."""
     own_cells = set(code.co_cellvars)
     found: set = set()
-    ins = list(dis.get_instructions(code))
+    ins = instructions(code)
     for a, b, c in zip(ins, ins[1:], ins[2:]):
         if a.opname in _ROOTS and not (a.opname == "LOAD_DEREF" and a.argval in own_cells) \
                 and b.opname == "LOAD_CONST" and type(b.argval) in (str, int) \
@@ -92,7 +91,7 @@ def self_attributes(cls, name: str, depth: int = 0) -> set[str]:
     me = code.co_varnames[0]
     names: set = set()
     previous = None
-    for ins in dis.get_instructions(code):
+    for ins in instructions(code):
         if previous is not None and previous.opname == "LOAD_FAST" and previous.argval == me \
                 and ins.opname in _ATTRS:
             names.add(ins.argval)

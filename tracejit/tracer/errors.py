@@ -14,7 +14,21 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = None
 
 
+_internal: dict = {}    # filename -> _is_internal's answer
+
+
 def _is_internal(filename: str) -> bool:
+    # Asked for every frame above every traced op (user_location): the MLP step's trace
+    # asked 5449 times, 0.27 s of path arithmetic, the same few files again and again.
+    known = _internal.get(filename)
+    if known is None:
+        if len(_internal) > 4096:          # exec'd code can make endless names
+            _internal.clear()
+        known = _internal[filename] = _classify(filename)
+    return known
+
+
+def _classify(filename: str) -> bool:
     global _NUMPY_DIR
     if _NUMPY_DIR is None:
         import numpy

@@ -141,12 +141,27 @@ def _type(text):
 def _valid(table) -> bool:
     """Every answer None, a scalar name, or a list of signature types (a scalar name or a
     list of them each)."""
-    def scalar(t):
-        return isinstance(t, str) and t in SCALARS
-    return isinstance(table, dict) and all(
-        a is None or scalar(a) or isinstance(a, list) and all(
-            scalar(t) or isinstance(t, list) and all(map(scalar, t)) for t in a)
-        for a in table.values())
+    # Plain loops: the shipped table (4268 answers) is checked in every cold process, and
+    # nested generators took 0.11 s of it.
+    if not isinstance(table, dict):
+        return False
+    for a in table.values():
+        if a is None:
+            continue
+        if isinstance(a, str):
+            if a not in SCALARS:
+                return False
+            continue
+        if not isinstance(a, list):
+            return False
+        for t in a:
+            if isinstance(t, str):
+                if t not in SCALARS:
+                    return False
+            elif not isinstance(t, list) or not all(
+                    isinstance(e, str) and e in SCALARS for e in t):
+                return False
+    return True
 
 
 def _read(path: Path) -> dict:
