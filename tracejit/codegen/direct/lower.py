@@ -51,7 +51,12 @@ class _Frame:
         self.loops: list = []           # (continue block, break block)
         self.ret_block = None
         self.ret_var = None
-        self.once = _assigned_once_at_top(fndef)
+        # per function definition, not per frame: a helper (exp32, tanh32) is inlined many
+        # times, and each retyping lowers the kernel again
+        once = getattr(fndef, "_tracejit_once", None)
+        if once is None:
+            once = fndef._tracejit_once = frozenset(_assigned_once_at_top(fndef))
+        self.once = once
         self.bound: dict = {}           # name in ``once`` -> its value (no stack slot)
 
 
