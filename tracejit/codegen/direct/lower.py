@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 
 from llvmlite import ir
@@ -291,13 +292,36 @@ def _fastmath_of(dispatcher, caller: bool) -> bool:
 _PARSED: dict = {}
 
 
+_FILE_DEFS: dict = {}    # filename -> {(name, first line with decorators): FunctionDef}
+
+
+def _definition(py_func):
+    """``py_func``'s definition, found in its file parsed once: inspect.getsource tokenizes
+    the file again for every helper (mathlib's, blas.gemm), a tenth of a cold scan step's
+    lowering."""
+    code = py_func.__code__
+    defs = _FILE_DEFS.get(code.co_filename)
+    if defs is None:
+        lines = linecache.getlines(code.co_filename, py_func.__globals__)
+        try:
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            tree = None
+        defs = _FILE_DEFS[code.co_filename] = {} if tree is None else {
+            (node.name, min([node.lineno] + [d.lineno for d in node.decorator_list])): node
+            for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    fndef = defs.get((py_func.__name__, code.co_firstlineno))
+    if fndef is not None:
+        return fndef
+    try:                            # not in a file of its own (a notebook's, an exec'd one)
+        return ast.parse(textwrap.dedent(inspect.getsource(py_func))).body[0]
+    except (OSError, TypeError):
+        raise Unsupported(f"no source of {py_func.__name__}") from None
+
+
 def parsed(py_func):
     if py_func not in _PARSED:
-        try:
-            src = textwrap.dedent(inspect.getsource(py_func))
-        except (OSError, TypeError):
-            raise Unsupported(f"no source of {py_func.__name__}") from None
-        fndef = ast.parse(src).body[0]
+        fndef = _definition(py_func)
         if not isinstance(fndef, ast.FunctionDef):
             raise Unsupported(f"{py_func.__name__} is not a plain function")
         globals_ = dict(py_func.__globals__)
