@@ -187,8 +187,11 @@ class _SharedFunctions:
         # At O1: a shared function is glue around a library call (blas.gemm around
         # BLAS), whose speed is the library's; O1 halves its LLVM time (gemm: 111-121 ->
         # 61-65 ms of a process's first compile with a matmul).
+        dump = getattr(fndef, "_tracejit_dump", None)
+        if dump is None:                  # ast.dump of gemm: 40 ms, at every kernel calling it
+            dump = fndef._tracejit_dump = ast.dump(fndef)
         key = (f"{self.version}|shared|O1|{py_func.__module__}.{py_func.__qualname__}|"
-               f"{ast.dump(fndef)}|{signature}")
+               f"{dump}|{signature}")
         name = "tracejit_shared_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
         def make():
