@@ -4,6 +4,12 @@ Each call traces the user's function into a Function, transforms it (reverse.py,
 and then either inlines the transformed Function into the enclosing trace (when called inside
 jit, another transform, or on Tracers: that is how transforms compose) or, on concrete arrays,
 runs it compiled through ``jit``, whose cache keeps one trace per signature.
+
+Arguments that are not differentiated stay concrete, as in JAX (``grad(f)(x, 3)`` where f
+loops ``for _ in range(n)``): inside a trace, the Python numbers and NumPy scalars among them
+(and vjp's and jvp's integer ones) are traced as their values, not as parameters
+(``_Concrete``); on concrete arrays, where the ``jit`` that caches the transform traced them
+first, a trace that needed such a value is made again with those arguments static.
 """
 from __future__ import annotations
 
@@ -16,14 +22,44 @@ import numpy as np
 from ..driver import jit, leaf_key, program_of
 from ..driver.guards import Guards, contents_changed
 from ..ir import dtypes
-from ..tracer.errors import call_error
-from ..tracer.pytree import flatten, flatten_with_paths, unflatten
+from ..driver.signature import typed
+from ..tracer.errors import ConcretizationError, call_error
+from ..tracer.pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from ..tracer.trace_function import _rename, inline, trace
 from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
+
+
+# -- arguments kept concrete ------------------------------------------------------------------
+class _Concrete:
+    """A leaf of a transform's arguments traced as its value, not as a parameter: a pytree node
+    with no leaves whose structure holds the value, unflattened into the value itself."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+register_pytree_node(_Concrete, lambda c: ((), c.value), lambda value, _: value)
+
+
+def _is_scalar(x, floats: bool = True) -> bool:
+    """A Python number or NumPy scalar (immutable: safe to trace as its value); with
+    ``floats=False`` only bools and integers (vjp and jvp differentiate float primals)."""
+    if type(x) in (bool, int) or (floats and type(x) is float):
+        return True
+    return isinstance(x, np.generic) and (floats or x.dtype.kind in "biu")
+
+
+def _concrete(tree, keep) -> tuple:
+    """``tree`` with the leaves numbered in ``keep`` wrapped in ``_Concrete``."""
+    if not keep:
+        return tree
+    leaves, td = flatten(tree)
+    return unflatten(td, [_Concrete(x) if i in keep else x for i, x in enumerate(leaves)])
 
 
 # -- running a transformed Function -------------------------------------------------------------
@@ -57,7 +93,7 @@ def _arg_names(fn) -> list[str] | None:
 class Transformed:
     """A transformed function: traced into the enclosing trace, or jitted on arrays."""
 
-    def __init__(self, fn, traced, name: str):
+    def __init__(self, fn, traced, name: str, differentiated=None):
         functools.update_wrapper(self, fn)
         traced.__name__ = traced.__qualname__ = name
         try:    # jit's errors about an argument then name it as fn does (x, not args0)
@@ -66,11 +102,64 @@ class Transformed:
             pass
         self._traced = traced
         self._jitted = jit(traced)
+        # differentiated(nargs) -> the positions of the arguments differentiated; the others
+        # may be made static when a trace needs their values (_static)
+        self._differentiated = differentiated
+        self._static_jits: dict = {}
+        self._needs_values = 0       # 1: ints and bools static, 2: floats too
 
     def __call__(self, *args, **kwargs):
-        if current_trace() is None:
+        if current_trace() is not None:
+            return self._traced(*args, **kwargs)
+        # Python code may need the value of an argument that is not differentiated
+        # (range(n), if flag:), which JAX's transforms keep concrete: on a ConcretizationError
+        # traced again with the integer and bool ones static, then with the floats too (a
+        # float static traces again for each value); later calls start at the stage that
+        # worked
+        error, tried = None, []
+        for stage in range(self._needs_values, 3):
+            jitted = self._jitted if stage == 0 else self._static(args, kwargs, stage == 2)
+            if jitted is None or jitted in tried:
+                continue
+            tried.append(jitted)
+            try:
+                out = jitted(*args, **kwargs)
+            except ConcretizationError as e:
+                error = e
+                continue
+            self._needs_values = max(self._needs_values, stage)
+            return out
+        if error is None:       # (no argument of this call can be static)
             return self._jitted(*args, **kwargs)
-        return self._traced(*args, **kwargs)
+        raise error
+
+    def _static(self, args, kwargs, floats: bool):
+        """The jit of the transform with the arguments not differentiated that are Python
+        ints and bools (``floats``: numbers) or NumPy scalars of those kinds (or hashable
+        tuples of them) static, or None if none is."""
+        if self._differentiated is None:
+            return None
+        diff = self._differentiated(len(args))
+
+        def scalars(v) -> bool:
+            leaves = flatten(v)[0]
+            if not leaves or not all(_is_scalar(x, floats) for x in leaves):
+                return False
+            try:
+                hash(v)
+            except TypeError:
+                return False
+            return True
+
+        nums = tuple(i for i, a in enumerate(args) if i not in diff and scalars(a))
+        names = tuple(sorted(k for k, v in kwargs.items() if scalars(v)))
+        if not nums and not names:
+            return None
+        jitted = self._static_jits.get((nums, names))
+        if jitted is None:
+            jitted = self._static_jits[nums, names] = jit(
+                self._traced, static_argnums=nums, static_argnames=names)
+        return jitted
 
     @property
     def __tracejit_body__(self):
@@ -140,11 +229,12 @@ def _with_aux(fn, has_aux: bool, what: str):
     def body(*args, **kwargs):
         out = fn(*args, **kwargs)
         if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
+            # (a list [value, aux] too, as JAX takes it)
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise call_error(f"tracejit.{what}(has_aux=True): the function must return a "
                                  f"pair (output, aux), got {type(out).__name__}",
                                  "return (value, aux), or drop has_aux=True")
-            return out
+            return tuple(out)
         return out, None
     return body
 
@@ -161,20 +251,26 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
         nums = _argnums(argnums, len(args))
         leaves, paths, _ = flatten_with_paths((args, kwargs))
         starts = np.cumsum([0] + [len(flatten(a)[0]) for a in args]).tolist()
-        wrt = [i for n in nums for i in range(starts[n], starts[n + 1])]
+        # (each leaf once: argnums=(0, 0) gives the same gradient twice, as JAX's)
+        wrt = sorted({i for n in nums for i in range(starts[n], starts[n + 1])})
         _check_float(leaves, [_rename(p, names) for p in paths], wrt, what)
-        t = trace(checked, args, kwargs, _name(fn), names)
+        # the Python numbers and NumPy scalars not differentiated: traced as their values,
+        # which Python code may need (range(n), if flag:), as in JAX
+        keep = {i for i, x in enumerate(leaves) if i not in wrt and _is_scalar(x)}
+        params = [i for i in range(len(leaves)) if i not in keep]
+        t = trace(checked, *_concrete((args, kwargs), keep), _name(fn), names)
         f = t.function
         loss = f.results[0].type
-        g = vjp_function(f, wrt, ct_results=[0])
-        outs = run(g, leaves + list(t.captured) + [np.ones((), loss.dtype.np)])
+        g = vjp_function(f, [params.index(i) for i in wrt], ct_results=[0])
+        outs = run(g, [leaves[i] for i in params] + list(t.captured)
+                   + [np.ones((), loss.dtype.np)])
         n = len(f.results)
         value, aux = unflatten(t.out_tree, outs[:n])
-        grads = []
-        for k in nums:
-            tree = flatten(args[k])[1]
-            grads.append(unflatten(tree, outs[n + wrt.index(starts[k]):][:starts[k + 1] -
-                                                                         starts[k]]))
+        of_leaf = dict(zip(wrt, outs[n:]))
+        # an argument holding no leaves ({}, None) has none: its gradient is itself
+        grads = [unflatten(flatten(args[k])[1],
+                           [of_leaf[i] for i in range(starts[k], starts[k + 1])])
+                 for k in nums]
         grads = grads[0] if isinstance(argnums, int) else tuple(grads)
         return (value, aux), grads
 
@@ -189,7 +285,8 @@ def value_and_grad(fn, argnums=0, has_aux=False):
         (value, aux), grads = core(*args, **kwargs)
         return ((value, aux), grads) if has_aux else (value, grads)
 
-    return Transformed(fn, traced, f"value_and_grad_{_name(fn)}")
+    return Transformed(fn, traced, f"value_and_grad_{_name(fn)}",
+                       functools.partial(_argnums, argnums))
 
 
 def grad(fn, argnums=0, has_aux=False):
@@ -201,7 +298,7 @@ def grad(fn, argnums=0, has_aux=False):
         (_, aux), grads = core(*args, **kwargs)
         return (grads, aux) if has_aux else grads
 
-    return Transformed(fn, traced, f"grad_{_name(fn)}")
+    return Transformed(fn, traced, f"grad_{_name(fn)}", functools.partial(_argnums, argnums))
 
 
 _vjp_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -216,40 +313,66 @@ def _vjp_traces(fn) -> dict:
     return held[1]
 
 
-def _vjp_prepare(fn, primals, has_aux):
+def _vjp_prepare(fn, primals, has_aux, keep=frozenset()):
+    """The trace of ``fn`` and its split vjp; ``keep``: the leaves traced as their values."""
     leaves, in_tree = flatten((primals, {}))
-    t = trace(_with_aux(fn, has_aux, "vjp"), primals, {}, _name(fn), _arg_names(fn),
-              external_arrays=True)
+    params = [i for i in range(len(leaves)) if i not in keep]
+    t = trace(_with_aux(fn, has_aux, "vjp"), _concrete((primals, {}), keep)[0], {}, _name(fn),
+              _arg_names(fn), external_arrays=True)
     f = t.function
     out_leaves, out_tree = flatten(unflatten(t.out_tree, f.results)[0])
     n_out = len(out_leaves)
-    wrt = [i for i in range(len(leaves)) if f.params[i].type.dtype.is_float]
+    wrt = [j for j in range(len(params)) if f.params[j].type.dtype.is_float]
     ct_results = [i for i in range(n_out) if f.results[i].type.dtype.is_float]
     g = vjp_function(f, wrt, ct_results)
-    return t, in_tree, out_tree, wrt, ct_results, split_vjp(g, len(f.params), len(f.results))
+    return (t, in_tree, out_tree, [params[j] for j in wrt], ct_results,
+            split_vjp(g, len(f.params), len(f.results)), params)
+
+
+# A vjp cache entry saying that the trace needed the values of the integer primals: the key
+# with those values holds the trace (vjp)
+_NEEDS_VALUES = object()
 
 
 def vjp(fn, *primals, has_aux=False):
     """(fn(*primals), vjp_fn) where vjp_fn(cotangent of the output) gives one cotangent per
     primal (None for integer or bool leaves). The forward pass runs now; vjp_fn runs only the
-    backward pass, on the residuals kept from it. With has_aux: (out, vjp_fn, aux)."""
+    backward pass, on the residuals kept from it. With has_aux: (out, vjp_fn, aux).
+    Integer and bool primals that are Python numbers or NumPy scalars stay concrete, as in
+    JAX (``range(n)``): inside a trace always, on concrete arrays where the trace needs them
+    (then their values are part of the cache key)."""
     leaves, in_tree = flatten((primals, {}))
-    prepared = None
-    if not _inside_trace(leaves):
+    ints = frozenset(i for i, x in enumerate(leaves) if _is_scalar(x, floats=False))
+    values = tuple(typed(leaves[i]) for i in sorted(ints))
+    inside = _inside_trace(leaves)
+    prepared = key = None
+    if not inside:
         key = (in_tree, tuple(map(leaf_key, leaves)), has_aux)
         try:
-            prepared = _vjp_traces(fn).get(key)
+            traces = _vjp_traces(fn)
+            if traces.get(key) is _NEEDS_VALUES:
+                key += (values,)
+            prepared = traces.get(key)
         except TypeError:
             key = None
         if prepared is not None and contents_changed(prepared[0].constant_arrays):
             prepared = None
     if prepared is None:
-        prepared = _vjp_prepare(fn, primals, has_aux)
-        if not _inside_trace(leaves) and key is not None:
+        keep = ints if inside or (key is not None and len(key) == 4) else frozenset()
+        try:
+            prepared = _vjp_prepare(fn, primals, has_aux, keep)
+        except ConcretizationError:
+            if keep or not ints:
+                raise
+            prepared = _vjp_prepare(fn, primals, has_aux, ints)
+            if key is not None:
+                _vjp_cache[fn][1][key] = _NEEDS_VALUES
+                key += (values,)
+        if key is not None:
             _vjp_cache[fn][1][key] = prepared
-    t, in_tree, out_tree, wrt, ct_results, split = prepared
+    t, in_tree, out_tree, wrt, ct_results, split, params = prepared
     n = len(t.function.results)
-    fwd = run(split.forward, leaves + list(t.captured))
+    fwd = run(split.forward, [leaves[i] for i in params] + list(t.captured))
     out, aux = unflatten(t.out_tree, fwd[:n])
     residuals = fwd[n:]
 
@@ -280,15 +403,21 @@ def _jvp_traced(fn, primals, tangents):
     t_leaves, t_tree = flatten(tuple(tangents))
     if p_tree != t_tree:
         raise TypeError(f"tracejit.jvp: tangents have structure {t_tree}, primals {p_tree}")
-    t = trace(fn, tuple(primals), {}, _name(fn), _arg_names(fn))
+    # integer and bool primals that are Python numbers or NumPy scalars: traced as their
+    # values, which Python code may need (range(n)), as in JAX
+    keep = {i for i, x in enumerate(p_leaves) if _is_scalar(x, floats=False)}
+    params = [i for i in range(len(p_leaves)) if i not in keep]
+    t = trace(fn, _concrete(tuple(primals), keep), {}, _name(fn), _arg_names(fn))
     f = t.function
-    wrt = [i for i in range(len(p_leaves)) if f.params[i].type.dtype.is_float]
-    for i in wrt:
-        if tuple(np.shape(t_leaves[i])) != f.params[i].type.shape:
+    wrt = [j for j in range(len(params)) if f.params[j].type.dtype.is_float]
+    for j in wrt:
+        i = params[j]
+        if tuple(np.shape(t_leaves[i])) != f.params[j].type.shape:
             raise ValueError(f"tracejit.jvp: tangent {i} has shape {np.shape(t_leaves[i])}, "
-                             f"its primal {f.params[i].type}")
+                             f"its primal {f.params[j].type}")
     j = jvp_function(f, wrt)
-    outs = run(j, p_leaves + list(t.captured) + [t_leaves[i] for i in wrt])
+    outs = run(j, [p_leaves[i] for i in params] + list(t.captured)
+               + [t_leaves[params[k]] for k in wrt])
     n = len(f.results)
     return unflatten(t.out_tree, outs[:n]), unflatten(t.out_tree, outs[n:])
 
@@ -307,13 +436,38 @@ def jvp(fn, primals, tangents):
     if jitted is None:
         def traced(primals, tangents):
             return _jvp_traced(fn, primals, tangents)
-        traced.__name__ = f"jvp_{_name(fn)}"
-        jitted = jit(traced)
+
+        def with_values(rest, tangents, values):
+            """``traced`` on the primals' leaves ``rest`` and, static, their integer ones:
+            ``values`` = (the primals' treedef, ((leaf index, value), ...))."""
+            p_tree, known = values
+            leaves = list(rest)
+            for i, v in known:
+                leaves.insert(i, v)
+            return _jvp_traced(fn, unflatten(p_tree, leaves), tangents)
+
+        traced.__name__ = with_values.__name__ = f"jvp_{_name(fn)}"
+        jitted = (jit(traced), jit(with_values, static_argnums=2), [False])
         try:
             _jvp_jits[fn] = jitted
         except TypeError:
             pass
-    return jitted(tuple(primals), tuple(tangents))
+    plain, static, needs_values = jitted
+    primals, tangents = tuple(primals), tuple(tangents)
+    p_leaves, p_tree = flatten(primals)
+    known = tuple((i, x) for i, x in enumerate(p_leaves) if _is_scalar(x, floats=False))
+    if not (known and needs_values[0]):
+        try:
+            return plain(primals, tangents)
+        except ConcretizationError:
+            if not known:
+                raise
+    # Python code needed the value of an integer primal (range(n)), which JAX keeps
+    # concrete: traced again with those static
+    rest = tuple(x for x in p_leaves if not _is_scalar(x, floats=False))
+    out = static(rest, tangents, (p_tree, known))
+    needs_values[0] = True
+    return out
 
 
 # -- Jacobians (one pass per row or column: for small problems) ---------------------------------
@@ -326,18 +480,22 @@ def _check_float_arg(fn, args, argnum, what):
     _check_float(leaves, [_rename(p, [name]) for p in paths], range(len(leaves)), what)
 
 
-def _with_arg(fn, args, argnum):
+def _with_arg(fn, args, argnum, kwargs=None):
+    """fn of args[argnum] alone; the other arguments and the keyword ones (passed through,
+    not differentiated, as in JAX) fixed."""
+    kwargs = kwargs or {}
+
     def f(x):
         a = list(args)
         a[argnum] = x
-        return fn(*a)
+        return fn(*a, **kwargs)
     return f
 
 
 def _each_argnum(transform, fn, argnums):
     """For a tuple of argnums, a tuple of Jacobians, one per argument, as JAX's."""
     jacs = [transform(fn, n) for n in argnums]
-    return lambda *args: tuple(j(*args) for j in jacs)
+    return lambda *args, **kwargs: tuple(j(*args, **kwargs) for j in jacs)
 
 
 def jacrev(fn, argnums=0):
@@ -347,19 +505,24 @@ def jacrev(fn, argnums=0):
     if not isinstance(argnums, int):
         return _each_argnum(jacrev, fn, argnums)
 
-    def jac(*args):
+    def jac(*args, **kwargs):
         _check_float_arg(fn, args, argnums, "jacrev")
         x = args[argnums]
-        out, pull = vjp(_with_arg(fn, args, argnums), x)
+        out, pull = vjp(_with_arg(fn, args, argnums, kwargs), x)
         _array_output("jacrev", out)
         shape = tuple(np.shape(out))
         rows = []
-        for i in range(int(np.prod(shape))):
-            e = np.zeros(int(np.prod(shape)), np.dtype(out.dtype))
-            e[i] = 1
+        size = int(np.prod(shape))
+        # (an empty output pulls back one zero cotangent, for the rows' dtypes: its Jacobian
+        # is empty, shape (0, ...) + x.shape, as JAX's)
+        for i in range(max(size, 1)):
+            e = np.zeros(size, np.dtype(out.dtype))
+            if size:
+                e[i] = 1
             rows.append(flatten(pull(e.reshape(shape))[0])[0])
         leaves, tree = flatten(x)
-        return unflatten(tree, [np.stack([r[k] for r in rows]).reshape(shape + np.shape(leaf))
+        return unflatten(tree, [np.stack([r[k] for r in rows])[:size].reshape(
+                                    shape + np.shape(leaf))
                                 for k, leaf in enumerate(leaves)])
     return jac
 
@@ -372,8 +535,8 @@ def jacfwd(fn, argnums=0, _pytree_output=False):
     JAX's (it was refused: hessian of a dict of parameters failed)."""
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
-    def jac(*args):
-        per_num = [_jacfwd_leaves(fn, args, n, _pytree_output) for n in nums]
+    def jac(*args, **kwargs):
+        per_num = [_jacfwd_leaves(fn, args, kwargs, n, _pytree_output) for n in nums]
         out_tree = per_num[0][0]
         return unflatten(out_tree, [per_num[0][1][o] if isinstance(argnums, int)
                                     else tuple(j[o] for _, j in per_num)
@@ -381,12 +544,12 @@ def jacfwd(fn, argnums=0, _pytree_output=False):
     return jac
 
 
-def _jacfwd_leaves(fn, args, argnum, pytree_output):
+def _jacfwd_leaves(fn, args, kwargs, argnum, pytree_output):
     """(fn's output tree, for each output leaf the pytree of args[argnum] holding the
     Jacobians of that leaf: out_leaf.shape + arg_leaf.shape)."""
     _check_float_arg(fn, args, argnum, "jacfwd")
     x = args[argnum]
-    f = _with_arg(fn, args, argnum)
+    f = _with_arg(fn, args, argnum, kwargs)
     leaves, tree = flatten(x)
     # a Python float argument has no .dtype (jacfwd(f)(2.0), as in JAX)
     kinds = [np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
@@ -395,9 +558,13 @@ def _jacfwd_leaves(fn, args, argnum, pytree_output):
     out, out_tree = [], None       # out[k][o]: output leaf o by argument leaf k
     for k, leaf in enumerate(leaves):
         cols = []
-        for j in range(int(np.prod(np.shape(leaf)))):
-            e = np.zeros(int(np.prod(np.shape(leaf))), kinds[k])
-            e[j] = 1
+        size = int(np.prod(np.shape(leaf)))
+        # (an empty leaf pushes one zero tangent, for the output's tree, shapes and dtypes: its
+        # Jacobian is empty, shape out.shape + (0, ...), as JAX's)
+        for j in range(max(size, 1)):
+            e = np.zeros(size, kinds[k])
+            if size:
+                e[j] = 1
             tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
             y = jvp(f, (x,), (unflatten(tree, tangent),))[1]
             if not pytree_output:
@@ -406,7 +573,7 @@ def _jacfwd_leaves(fn, args, argnum, pytree_output):
             for y in ys:
                 _array_output("jacfwd", y)
             cols.append(ys)
-        out.append([np.stack(col, axis=-1).reshape(tuple(np.shape(col[0]))
+        out.append([np.stack(col, axis=-1)[..., :size].reshape(tuple(np.shape(col[0]))
                                                    + tuple(np.shape(leaf)))
                     for col in zip(*cols)])
     return out_tree, [unflatten(tree, [out[k][o] for k in range(len(leaves))])

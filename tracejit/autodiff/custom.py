@@ -12,10 +12,11 @@ an ordinary ``call`` of the function itself.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import re
 
-from ..tracer.errors import EscapedTracerError, unsupported
+from ..tracer.errors import EscapedTracerError, call_error, unsupported
 from ..tracer.numpy.lifting import astype, lift
 from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace_state import current_trace
@@ -101,6 +102,33 @@ class CustomRule:
         return ct if ct.dtype == x.dtype else astype(ct, x.dtype)
 
 
+def _resolve(fun, args: tuple, kwargs: dict) -> tuple:
+    """The arguments of a call of ``fun`` as positional ones, defaults filled in, as JAX's
+    custom_vjp resolves them: fwd gets them all and bwd returns one cotangent for each."""
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is None:
+        if kwargs:
+            raise TypeError(f"custom_vjp {_name(fun)}: keyword arguments {sorted(kwargs)} "
+                            "cannot be matched to positions (the function has no signature); "
+                            "pass them positionally")
+        return args
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise call_error(f"custom_vjp {_name(fun)}: the keyword-only arguments "
+                         f"{sorted(bound.kwargs)} cannot be matched to positions, as fwd and "
+                         "bwd take the arguments positionally (JAX's custom_vjp refuses them "
+                         "too)", "make them positional parameters, or close over them")
+    return tuple(bound.args)
+
+
+def _name(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
 def rule_for(call_op) -> CustomRule | None:
     name = call_op.regions[0].name
     rule = _RULES.get(name)
@@ -113,22 +141,37 @@ def rule_for(call_op) -> CustomRule | None:
 
 class custom_vjp:
     """``f = custom_vjp(f); f.defvjp(fwd, bwd)``: fwd(*args) -> (out, residuals),
-    bwd(residuals, out_cotangent) -> tuple of one cotangent per argument (None for none)."""
+    bwd(residuals, out_cotangent) -> tuple of one cotangent per argument (None for none).
+    Keyword arguments and defaults are bound to positions first, as JAX's are: fwd gets them
+    all positionally, and bwd answers for each."""
 
     def __init__(self, fun):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.fwd = self.bwd = None
         self._names: dict = {}      # argument structure -> the body name its rule is under
+        # no defaults, keyword-only or ** parameters: a call without keywords is as it is
+        try:
+            self._simple = all(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                   p.POSITIONAL_OR_KEYWORD)
+                               for p in inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            self._simple = True
+
+    def _positional(self, args, kwargs) -> tuple:
+        if not kwargs and self._simple:
+            return args
+        return _resolve(self.fun, args, kwargs)
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         self._names.clear()         # a new rule: new names, so earlier IR keeps its old rule
         return self
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise TypeError(f"custom_vjp {self.__name__}: call defvjp(fwd, bwd) first")
+        args = self._positional(args, kwargs)
         leaves, in_tree = flatten((args, {}))
         if current_trace() is None and not any(isinstance(x, Tracer) for x in leaves):
             return self.fun(*args)

@@ -54,6 +54,7 @@ class Program:
         self.entry = _entry(plan, self, runner)
         self._scalars = [(i, p.type.dtype.np) for i, p in enumerate(self.function.params)
                          if p.type.shape == ()]
+        dtypes = [p.type.dtype.np for p in self.function.params]
         entry, scalars = self.entry, self._scalars
         self.buffers = buffers = _ResultPool(plan.pooled) if plan.pooled else None
         self.arena = arena = Arena(plan.arena_bytes) if plan.scratch else None
@@ -90,8 +91,11 @@ class Program:
             try:
                 return call(leaves)
             except TypeError:
-                # not C-contiguous, read-only or unaligned arrays: the planned layout, copied
-                leaves = [np.require(a, requirements=["C", "W", "A"]) for a in leaves]
+                # not C-contiguous, read-only or unaligned arrays: the planned layout, copied;
+                # a dtype equal to the planned one but another type (np.longlong beside
+                # np.int64, which a direct kernel checks by type) viewed as the planned one
+                leaves = [np.require(a, dt if getattr(a, "dtype", None) == dt else None,
+                                     ["C", "W", "A"]) for a, dt in zip(leaves, dtypes)]
                 return call(leaves)
         self.run = run
 

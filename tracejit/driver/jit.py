@@ -14,6 +14,7 @@ import numpy as np
 from ..codegen.errors import ArgumentMismatch
 from ..config import config
 from ..tracer.arguments import abstract_leaf
+from ..tracer.errors import call_error
 from ..tracer.pytree import flatten, flatten_with_paths
 from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
 from ..tracer.tracer import Tracer
@@ -342,11 +343,11 @@ def _unhashable_aux_error(treedef) -> TypeError | None:
     if td is None:
         return None
     name = getattr(td.kind, "__qualname__", td.kind)
-    return TypeError(f"tracejit: the pytree node {name} flattened to the auxiliary data "
-                     f"{td.aux!r}, of the unhashable type {type(td.aux).__name__}; it is part "
-                     "of jit's cache key, so it must be hashable.\nWhat to do: make the "
-                     f"flatten function registered for {name} return a hashable aux (a tuple "
-                     "instead of a list, a frozenset instead of a set).")
+    return call_error(f"tracejit: the pytree node {name} flattened to the auxiliary data "
+                      f"{td.aux!r}, of the unhashable type {type(td.aux).__name__}; it is "
+                      "part of jit's cache key, so it must be hashable.",
+                      f"make the flatten function registered for {name} return a hashable "
+                      "aux (a tuple instead of a list, a frozenset instead of a set).")
 
 
 def _strided(leaves) -> bool:

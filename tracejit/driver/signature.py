@@ -10,7 +10,7 @@ import inspect
 import numpy as np
 
 from ..tracer.arguments import is_device_array
-from ..tracer.errors import user_location
+from ..tracer.errors import ConcretizationTypeError, user_location
 from ..tracer.tracer import Tracer
 
 
@@ -67,7 +67,16 @@ class Signature:
         var_keyword = any(p.kind == p.VAR_KEYWORD for p in params)
         for n in list(nums):
             if n < 0:
-                raise ValueError("static_argnums must be non-negative")
+                # as JAX: counted from the end of the positional parameters
+                if not params or var_positional or n < -len(positional):
+                    raise ValueError(f"tracejit.jit: static_argnums={static_argnums}: a "
+                                     "negative number counts from the end of the "
+                                     "positional parameters, which "
+                                     f"{getattr(fn, '__name__', 'the function')} does not "
+                                     "fix (*args) or has fewer of; use a non-negative one")
+                nums.discard(n)
+                n += len(positional)
+                nums.add(n)
             if n < len(positional):
                 names.add(positional[n])
             elif params and not var_positional:
@@ -172,9 +181,11 @@ class _Identity:
 def _hashable(value, name):
     if isinstance(value, Tracer):
         # Checked first: a Tracer is unhashable too, and "pass a tuple" would mislead.
-        raise TypeError(f"tracejit: static argument {name!r} is a traced value: the jitted "
-                        "function is called inside another trace (jit, grad) that traces "
-                        "it; make it static there too (static_argnums/static_argnames)")
+        # (a ConcretizationError: grad(jit(f, static_argnums=1))(x, 3) makes it static then)
+        raise ConcretizationTypeError(
+            f"static argument {name!r}, a traced value here (the jitted function is called "
+            "inside another trace, jit or grad, that traces it: make it static there too),",
+            user_location())
     try:
         hash(value)
     except TypeError:

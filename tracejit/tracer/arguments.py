@@ -29,18 +29,11 @@ def abstract_leaf(leaf, path: str = "") -> tuple[TensorType, bool]:
                 f"pass float({name}) if an approximation will do, or mark it static "
                 "(static_argnames=...) if it is a setting.", OverflowError)
         return TensorType(dtypes.default_dtype_for_weak(dtypes.weak_kind_of(leaf)), ()), True
-    if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray \
-            and not isinstance(leaf, np.memmap):
+    if has_own_semantics(leaf):
         raise call_error(
-            f"tracejit: argument {name} is a {type(leaf).__module__}."
-            f"{type(leaf).__qualname__}, an np.ndarray subclass with its own semantics "
-            f"({_subclass_semantics(leaf)}), which traced code would ignore, computing a "
-            "different result than NumPy.",
-            f"pass a plain array: np.asarray({name}), which drops those semantics"
-            + (f"; to keep the mask's effect, fill the masked values first, e.g. "
-               f"np.ma.filled({name}, 0.0), or pass {name}.mask as its own argument"
-               if isinstance(leaf, np.ma.MaskedArray) else
-               "; write matrix products with @" if isinstance(leaf, np.matrix) else "") + ".")
+            f"tracejit: argument {name} is a {subclass_semantics(leaf)}, which traced code "
+            "would ignore, computing a different result than NumPy.",
+            subclass_hint(leaf, name))
     if isinstance(leaf, (np.ndarray, np.generic)):
         return TensorType(_argument_dtype(leaf.dtype, name), leaf.shape), False
     if is_device_array(leaf):
@@ -76,12 +69,41 @@ def is_device_array(x) -> bool:
     return hasattr(x, "__cuda_array_interface__") or hasattr(x, "__cuda_ndarray__")
 
 
-def _subclass_semantics(leaf) -> str:
-    if isinstance(leaf, np.ma.MaskedArray):
-        return "its mask: masked elements are left out of sums, means, ..."
-    if isinstance(leaf, np.matrix):
-        return "* and ** are matrix products, results stay 2-D"
-    return "its methods and operators may differ from np.ndarray's"
+def has_own_semantics(x) -> bool:
+    """An ndarray subclass whose semantics traced code would not keep (``np.matrix``, masked
+    arrays, any other but ``np.memmap``, which is a plain array in a file): refused as an
+    argument here, and as a constant (a global or closure array) by tracer/numpy/lifting.py."""
+    return (isinstance(x, np.ndarray) and type(x) is not np.ndarray
+            and not isinstance(x, np.memmap))
+
+
+def subclass_semantics(x) -> str:
+    """``x``'s class and the semantics a trace would drop, for an error message."""
+    if isinstance(x, np.ma.MaskedArray):
+        what = "its mask: masked elements are left out of sums, means, ..."
+    elif isinstance(x, np.matrix):
+        what = "* and ** are matrix products, results stay 2-D"
+    else:
+        what = "its methods and operators may differ from np.ndarray's"
+    return (f"{type(x).__module__}.{type(x).__qualname__}, an np.ndarray subclass with its "
+            f"own semantics ({what})")
+
+
+def subclass_hint(x, name: str | None = None) -> str:
+    """What to do instead of giving traced code the subclass ``x``: the argument ``name``, or
+    (None) an array it reads from its globals or closures."""
+    if name is None:
+        return ("make it a plain array where it is defined: np.asarray(...), which drops those "
+                "semantics" + ("; to keep the mask's effect, fill the masked values first, "
+                               "e.g. np.ma.filled(..., 0.0)"
+                               if isinstance(x, np.ma.MaskedArray) else
+                               "; write matrix products with @" if isinstance(x, np.matrix)
+                               else "") + ".")
+    return (f"pass a plain array: np.asarray({name}), which drops those semantics"
+            + (f"; to keep the mask's effect, fill the masked values first, e.g. "
+               f"np.ma.filled({name}, 0.0), or pass {name}.mask as its own argument"
+               if isinstance(x, np.ma.MaskedArray) else
+               "; write matrix products with @" if isinstance(x, np.matrix) else "") + ".")
 
 
 def _fits_int64(n: int) -> bool:
@@ -110,8 +132,8 @@ def _dtype_hint(dtype: np.dtype, name: str) -> str:
     if kind in "mM":
         return (f"convert it to numbers first, e.g. {name}.astype(np.int64) (in the dtype's "
                 f"units) or ({name} - start) / np.timedelta64(1, 's')")
-    if kind == "f":
-        return f"convert it: {name}.astype(np.float32)"
+    if kind == "f":          # long double: float64 is the closest
+        return f"convert it: {name}.astype(np.float64)"
     return f"convert it to one of the supported dtypes with {name}.astype(...)"
 
 

@@ -293,11 +293,9 @@ class Tracer:
 
     # -- array methods ------------------------------------------------------------------------
     def reshape(self, *shape, order="C"):
-        if order != "C":
-            raise unsupported(f"reshape(order={order!r})", "use the default order='C'")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return _numpy.reshape(self, shape)
+        return _numpy.reshape(self, shape, order)
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -429,15 +427,12 @@ class Tracer:
         return _numpy.squeeze(self, axis)
 
     def flatten(self, order="C"):
-        return self.copy()._reshape_c(order, (-1,))
+        # a copy of the ravel in ``order`` ("A" and "K" read the array's own layout, so the
+        # copy comes after: a copy first read a Fortran-ordered array in C order)
+        return _numpy.ravel(self, order).copy()
 
     def ravel(self, order="C"):
         return _numpy.ravel(self, order)
-
-    def _reshape_c(self, order, shape):
-        if order not in ("C", "K", "A"):
-            raise unsupported(f"order={order!r}", "use the default order='C'")
-        return _numpy.reshape(self, shape)
 
     def copy(self, order="C"):
         return made_as_array(self._new_root())

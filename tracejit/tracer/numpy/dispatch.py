@@ -102,8 +102,8 @@ FUNCTIONS = {
     np.nanargmax: reductions.numpy_arg(reductions.nanargmax),
     np.nanargmin: reductions.numpy_arg(reductions.nanargmin),
     # shapes
-    np.reshape: lambda a, shape=None, order="C", **kw: lifting.reshape(
-        a, kw.get("newshape", shape)),
+    np.reshape: lambda a, shape=None, order="C", **kw: shapes.reshape_in_order(
+        a, kw.get("newshape", shape), order),
     np.ravel: shapes.ravel,
     np.transpose: lambda a, axes=None: shapes.transpose(a, axes),
     np.matrix_transpose: lambda x, /: shapes.swapaxes(x, -1, -2),
@@ -399,7 +399,7 @@ TRACER_METHODS = {
     "equal": arithmetic.equal, "not_equal": arithmetic.not_equal, "less": arithmetic.less,
     "less_equal": arithmetic.less_equal, "greater": arithmetic.greater,
     "greater_equal": arithmetic.greater_equal, "clip": arithmetic.clip, "matmul": linalg.matmul,
-    "dot": linalg.dot, "reshape": lifting.reshape, "ravel": shapes.ravel,
+    "dot": linalg.dot, "reshape": shapes.reshape_in_order, "ravel": shapes.ravel,
     "astype": lifting.astype,
     "transpose": shapes.transpose, "swapaxes": shapes.swapaxes, "squeeze": shapes.squeeze,
     "take": gather.take, "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,

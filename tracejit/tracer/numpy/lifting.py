@@ -13,6 +13,7 @@ import numpy as np
 
 from ...ir import dtypes, ops
 from ...ir.dtypes import DType
+from ..arguments import has_own_semantics, subclass_hint, subclass_semantics
 from ..errors import numpy_error, user_location
 from ..trace_state import Trace, check_alive, current_trace
 from ..tracer import Tracer
@@ -47,6 +48,12 @@ def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
 def constant(value, dtype: DType | None = None, trace: Trace | None = None,
              weak=False) -> Tracer:
     trace = trace or current_trace()
+    if has_own_semantics(value):
+        # a global or closure np.matrix or masked array (an argument is refused at the call):
+        # np.asarray would drop its semantics, silently computing another result than NumPy
+        raise numpy_error(TypeError, f"a {subclass_semantics(value)} is used in traced code, "
+                          "which would compute with its plain values, a different result "
+                          "than NumPy's", subclass_hint(value))
     try:
         arr = np.asarray(value, dtype=dtype.np if dtype else None)
     except OverflowError:

@@ -148,17 +148,58 @@ def ravel(x, order="C") -> Tracer:
                           f"{order!r})", "pass one of those")
     perm = None
     # "F" reads the array in Fortran order, "A" a Fortran-contiguous one too, "K" in memory
-    # order (axes by decreasing stride): the transpose that makes that order C order
+    # order (_keep_order): the transpose that makes that order C order
     if order == "F" or (order == "A" and in_order(x, "F") and not in_order(x, "C")):
         perm = list(reversed(range(x.ndim)))
-    elif order == "K" and not in_order(x, "C") and min(proxy(x).strides, default=0) >= 0:
-        strides = proxy(x).strides
-        perm = sorted(range(x.ndim), key=lambda d: -strides[d])
+    elif order == "K" and not in_order(x, "C"):
+        perm = _keep_order(x.shape, proxy(x).strides)
     if perm is not None and perm != list(range(x.ndim)):
         x = transpose(x, perm)
     if x.ndim and not in_order(x, "C"):
         x = Tracer(x._value, x._trace, x._weak)          # a copy: a new root on the value
     return reshape(x, (-1,))
+
+
+def reshape_in_order(x, shape, order="C") -> Tracer:
+    """np.reshape and x.reshape with NumPy's ``order``: "F" reads and places the elements in
+    Fortran order, which is the C-order reshape of the transpose, transposed back (a view
+    where NumPy's is); "A" is "F" for an array Fortran- but not C-contiguous. (np.reshape
+    ignored ``order``, reading a transposed or Fortran-ordered array in C order.)"""
+    x = lift(x)
+    order = str(order or "C").upper()
+    if order == "K":
+        raise numpy_error(ValueError, "order 'K' is not permitted for reshaping",
+                          "pass order='C', 'F' or 'A'")
+    if order not in ("C", "F", "A"):
+        raise numpy_error(ValueError, f"order must be one of 'C', 'F', 'A', or 'K' (got "
+                          f"{order!r})", "pass one of those")
+    if order == "A":
+        order = "F" if in_order(x, "F") and not in_order(x, "C") else "C"
+    if order == "F":
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return transpose(reshape(transpose(x), shape[::-1]))
+    return reshape(x, shape)
+
+
+def _keep_order(shape, strides) -> list:
+    """The axes, outermost first, in the order NumPy's order="K" reads an array of these
+    strides: its iterator's (nditer's npyiter_find_best_axis_ordering, for one operand), an
+    insertion sort from the innermost axis by decreasing stride magnitude in which an axis of
+    stride 0 or size 1 is never compared (it stays where it is unless another axis moves past
+    it). An axis of negative stride is read in its own direction ("reversing the data when
+    strides are negative"). Sorting by stride alone ordered x[::-1].T and broadcast views
+    otherwise than NumPy."""
+    step = [0 if n == 1 else abs(s) for n, s in zip(shape, strides)]
+    perm = list(reversed(range(len(shape))))
+    for i in range(1, len(perm)):
+        at, d = i, perm[i]
+        for j in range(i - 1, -1, -1):
+            if step[d] and step[perm[j]]:
+                if step[perm[j]] <= step[d]:
+                    break
+                at = j
+        perm.insert(at, perm.pop(i))
+    return perm[::-1]
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
