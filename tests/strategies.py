@@ -379,6 +379,32 @@ def _linalg(name):
     return gen
 
 
+def _decomposition(name):
+    """eigh, svd or qr of a drawn constant (no nan, which svd refuses), its attributes drawn;
+    eigh's matrix symmetric with its diagonal 4n apart, so its eigenvalues are apart too
+    (Gershgorin) and its eigenvectors well defined."""
+    def gen(c):
+        floats = [d for d in dtypes_of("f", c.cfg["dtypes"]) if d != "f16"]  # as NumPy's
+        if not floats:
+            return None
+        dt = as_dtype(c.draw(st.sampled_from(floats)))
+        batch = c.draw(shapes(max(c.cfg["max_rank"] - 2, 0), c.cfg["max_dim"]))
+        m = c.draw(st.integers(0, c.cfg["max_dim"]))
+        n = m if name == "eigh" else c.draw(st.integers(0, c.cfg["max_dim"]))
+        entries = st.floats(-1, 1, width=_WIDTH.get(dt.name, 64))
+        value = c.draw(hnp.arrays(dt.np, batch + (m, n), elements=entries))
+        if name == "eigh":
+            value = value + np.swapaxes(value, -1, -2) + np.diag(4.0 * n * np.arange(n))
+            attrs = {"lower": c.draw(st.booleans()), "vectors": c.draw(st.booleans())}
+        elif name == "svd":
+            attrs = {"full_matrices": c.draw(st.booleans()), "compute_uv": c.draw(st.booleans())}
+        else:
+            attrs = {"mode": c.draw(st.sampled_from(["reduced", "complete", "r"]))}
+        a = c.emit(ops.constant, [], value=value.astype(dt.np))
+        return c.emit(OPS[name], [a], **attrs)
+    return gen
+
+
 def _matmul(c):
     x = c.pick("if", min_rank=2)
     if x is None:
@@ -528,6 +554,7 @@ GENERATORS.update({
 GENERATORS.update({n: _reduction(n) for n in ("reduce_sum", "reduce_prod", "reduce_max",
                                               "reduce_min")})
 GENERATORS.update({n: _linalg(n) for n in ("solve", "triangular_solve", "cholesky", "slogdet")})
+GENERATORS.update({n: _decomposition(n) for n in ("eigh", "svd", "qr")})
 GENERATORS.update({"cond": _cond, "scan": _scan, "while_loop": _while_loop})
 
 

@@ -946,3 +946,43 @@ def test_factorizations_reject(t):
     for opdef in (ops.cholesky, ops.slogdet):
         with pytest.raises(IRTypeError):
             rule(opdef, [t])
+
+
+@covers("eigh", "svd", "qr")
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_decompositions_pack_numpys_results(dtype):
+    rng = np.random.default_rng(3)
+    np_dtype = as_dtype(dtype).np
+    s = _spd(rng, (2, 3, 3), np_dtype)
+    tall = rng.standard_normal((2, 4, 3)).astype(np_dtype)
+    w, v = np.linalg.eigh(s, "U")
+    assert_same(run(ops.eigh, [s], lower=False, vectors=True), np.concatenate(
+        [v, w[:, None, :]], axis=1))
+    assert_same(run(ops.eigh, [s], lower=True, vectors=False), np.linalg.eigvalsh(s))
+    u, sv, vh = np.linalg.svd(tall, full_matrices=False)
+    packed = run(ops.svd, [tall], full_matrices=False, compute_uv=True)       # [2, 4 + 1 + 3, 3]
+    assert_same(packed, np.concatenate([u, sv[:, None, :], vh], axis=1))
+    u, sv, vh = np.linalg.svd(tall)                                           # [2, 4 + 1 + 3, 4]
+    packed = run(ops.svd, [tall], full_matrices=True, compute_uv=True)
+    assert_same(packed[:, :4], u)
+    assert_same(packed[:, 4:], np.pad(np.concatenate([sv[:, None, :], vh], 1), [(0, 0)] * 2 +
+                                      [(0, 1)]))
+    assert_same(run(ops.svd, [tall], full_matrices=False, compute_uv=False),
+                np.linalg.svd(tall, compute_uv=False))
+    q, r = np.linalg.qr(tall, "complete")                                     # [2, 4, 4 + 3]
+    assert_same(run(ops.qr, [tall], mode="complete"), np.concatenate([q, r], axis=2))
+    q, r = np.linalg.qr(tall)                                                 # [2, 4, 3 + 3]
+    assert_same(run(ops.qr, [tall], mode="reduced"),
+                np.concatenate([q, np.pad(r, [(0, 0), (0, 1), (0, 0)])], axis=2))
+    assert_same(run(ops.qr, [tall], mode="r"), r)
+
+
+@pytest.mark.parametrize("opdef,attrs,t", [
+    (ops.eigh, {"lower": True, "vectors": True}, T("f64", (2, 3))),      # not square
+    (ops.eigh, {"lower": True, "vectors": False}, T("i64", (2, 2))),     # not float
+    (ops.svd, {"full_matrices": True, "compute_uv": True}, T("f64", (3,))),
+    (ops.qr, {"mode": "raw"}, T("f64", (3, 2))),                          # no such mode
+    (ops.qr, {"mode": "r"}, T("i32", (3, 2)))])
+def test_decompositions_reject(opdef, attrs, t):
+    with pytest.raises(IRTypeError):
+        rule(opdef, [t], **attrs)

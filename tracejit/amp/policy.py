@@ -50,7 +50,7 @@ FLOAT32 = (
     # large-range elementary and special functions
     "sinh", "cosh", "tan", "arcsin", "arccos", "gammaln", "digamma",
     # linear algebra (torch's CPU list)
-    "solve", "triangular_solve", "cholesky", "slogdet",
+    "solve", "triangular_solve", "cholesky", "slogdet", "eigh", "svd", "qr",
 )
 
 POLICY: dict[str, str] = {**{name: "lower" for name in LOWER},

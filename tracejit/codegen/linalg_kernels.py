@@ -1,4 +1,5 @@
-"""Kernels of the linear algebra ops (solve, triangular_solve, cholesky, slogdet): ``kernel``
+"""Kernels of the linear algebra ops (solve, triangular_solve, cholesky, slogdet, eigh, svd,
+qr): ``kernel``
 rules, like the templates' (templates.py), each a call of a LAPACK helper of lapack.py on the
 operands viewed as batches of matrices.
 
@@ -52,4 +53,23 @@ def _(op, group):
         body = ["lapack.cholesky(a0.reshape((s0, s1, s1)), o0.reshape((s0, s1, s1)))"]
     else:
         body = ["lapack.slogdet(a0.reshape((s0, s1, s1)), o0.reshape((s0, 2)))"]
+    return _spec(op, body, sizes, 1)
+
+
+@emitters.register("kernel", ops.eigh, ops.svd, ops.qr)
+def _(op, group):
+    """A decomposition, its packed result viewed as ``[q, rows, cols]`` (a result of one row,
+    the values alone, as ``[q, 1, k]``)."""
+    (a,) = op.operands
+    out = op.results[0].shape
+    rows, cols = out[-2:] if len(out) == len(a.shape) else (1, out[-1])
+    sizes = [_batch(a), a.shape[-2], a.shape[-1], rows, cols]
+    attrs = op.attrs
+    if op.opdef is ops.eigh:
+        call = f"lapack.eigh(A, O, {attrs['lower']}, {attrs['vectors']})"
+    elif op.opdef is ops.svd:
+        call = f"lapack.svd(A, O, {attrs['full_matrices']}, {attrs['compute_uv']})"
+    else:
+        call = f"lapack.qr(A, O, {attrs['mode'] == 'complete'}, {attrs['mode'] == 'r'})"
+    body = ["A = a0.reshape((s0, s1, s2))", "O = o0.reshape((s0, s3, s4))", call]
     return _spec(op, body, sizes, 1)

@@ -436,11 +436,13 @@ optimization_barrier = register(OpDef("optimization_barrier", None, {},
                                       lambda ts, attrs: list(ts), _barrier_impl, "structural",
                                       internal=True))
 
-# Linear algebra (solve, triangular_solve, cholesky, slogdet): defined in linalg_ops.py
+# Linear algebra (solve, triangular_solve, cholesky, slogdet, eigh, svd, qr): defined in
+# linalg_ops.py
 from . import linalg_ops  # noqa: E402
 
 solve, triangular_solve = linalg_ops.solve, linalg_ops.triangular_solve
 cholesky, slogdet = linalg_ops.cholesky, linalg_ops.slogdet
+eigh, svd, qr = linalg_ops.eigh, linalg_ops.svd, linalg_ops.qr
 
 # Indexing with integer arrays (take, scatter_add, scatter) and writing a strided box
 # (update_slice): defined in indexing_ops.py

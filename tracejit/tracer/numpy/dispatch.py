@@ -18,6 +18,7 @@ from ..errors import unsupported
 from ..views import fresh, link_readonly
 from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
                linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
+from . import linalg_decompositions
 from . import (conversion, correlation, finite_differences, histogram, order_statistics,
                padding, searching, sorting)
 from .masked import Selection
@@ -192,6 +193,13 @@ FUNCTIONS = {
     np.linalg.solve: linalg_solvers.solve, np.linalg.inv: linalg_solvers.inv,
     np.linalg.cholesky: linalg_solvers.cholesky, np.linalg.slogdet: linalg_solvers.slogdet,
     np.linalg.det: linalg_solvers.det,
+    np.linalg.eigh: linalg_decompositions.eigh,
+    np.linalg.eigvalsh: linalg_decompositions.eigvalsh,
+    np.linalg.svd: linalg_decompositions.svd, np.linalg.qr: linalg_decompositions.qr,
+    np.linalg.matrix_rank: linalg_decompositions.matrix_rank,
+    np.linalg.pinv: linalg_decompositions.pinv, np.linalg.cond: linalg_decompositions.cond,
+    **({np.linalg.svdvals: linalg_decompositions.svdvals} if hasattr(np.linalg, "svdvals")
+       else {}),
     # np.linalg's array-API spellings, over the last two axes where the np.* ones take 0 and 1
     np.linalg.matmul: linalg.matmul, np.linalg.vecdot: linalg.vecdot,
     np.linalg.outer: linalg.outer_of_vectors,

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ...ir import dtypes, ops
-from ..errors import numpy_error, unsupported
+from ..errors import numpy_error
 from .arithmetic import (absolute, equal, greater_equal, less_equal, multiply, not_equal, power,
                          subtract, where)
 from .gather import gather_linear, take
@@ -183,8 +183,7 @@ def _sum_of_products(a, b, axis):
 def norm(x, ord=None, axis=None, keepdims=False):
     """np.linalg.norm, step by step as NumPy's (integers and bools as float64 first, so int8
     squares do not wrap): every vector ord; the matrix ords None, 'fro', 1, -1, inf and -inf.
-    The matrix 2, -2 and 'nuc' norms need singular values, which no op computes: refused, so
-    that they are not answered with the Frobenius norm."""
+    The matrix 2, -2 and 'nuc' norms are of the singular values (linalg_decompositions.py)."""
     x = lift(x)
     if not dt(x).is_float:
         x = convert(x, dtypes.float64)
@@ -214,10 +213,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
                           "name two different axes")
     named = isinstance(ord, str)
     if (named and ord == "nuc") or (not named and ord in (2, -2)):
-        raise unsupported(f"np.linalg.norm(ord={ord!r}) of matrices (it needs singular "
-                          "values)", "use ord=None ('fro'), 1, -1, np.inf or -np.inf, or a "
-                          "vector norm (an int axis)")
-    if ord is None or (named and ord in ("fro", "f")):
+        from .linalg_decompositions import svd_norm      # (which uses this module's matmul)
+        out = svd_norm(x, ord, row, col)
+    elif ord is None or (named and ord in ("fro", "f")):
         out = sqrt(reduce_sum(multiply(x, x), (row, col)))
     elif not named and ord in (1, -1, np.inf, -np.inf):
         # 1-norms: the largest (smallest) column sum of |x|; inf-norms: of the row sums
