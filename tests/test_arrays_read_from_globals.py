@@ -392,3 +392,97 @@ def test_a_global_table_indexed_by_traced_values_is_read_at_every_call():
     np.testing.assert_allclose(lookup(ids), EMBEDDING[ids].sum(axis=0))
     EMBEDDING[3] = 100.0
     np.testing.assert_allclose(lookup(ids), EMBEDDING[ids].sum(axis=0))
+
+
+# -- arrays held in attributes and containers ---------------------------------------------------
+class _Config:
+    pass
+
+
+CFG = _Config()
+CFG.scale = np.array([2.0, 2.0, 2.0])
+CFG.flags = np.array([1.0])
+PARAMS = {"W": np.ones(3)}
+
+
+class _Layer:
+    def __init__(self, n):
+        self.W = np.ones((n, n))
+        self.b = np.zeros(n)
+
+
+NET = [_Layer(3), _Layer(3)]
+
+
+def _net_loss(x):
+    for layer_ in NET:
+        x = np.tanh(x @ layer_.W + layer_.b)
+    return x.sum()
+
+
+def test_arrays_in_attributes_and_dicts_changed_in_place_are_seen_by_the_next_call():
+    """They were baked into the trace as constants: ``cfg.scale[0] = 5`` or
+    ``params["W"] *= 3`` between calls gave the old result silently."""
+    CFG.scale[...] = 2.0
+    PARAMS["W"][...] = 1.0
+    f = tracejit.jit(lambda x: x * CFG.scale + PARAMS["W"])
+    x = np.arange(3.0)
+    np.testing.assert_allclose(f(x), x * 2.0 + 1.0)
+    CFG.scale[0] = 5.0
+    PARAMS["W"] *= 3
+    np.testing.assert_allclose(f(x), x * CFG.scale + PARAMS["W"])
+    assert f.trace_count == 1             # parameters, not a trace per change
+    assert "constant" not in str(f.lower(x).ir).split("{", 1)[1]
+
+
+def test_arrays_of_objects_in_a_global_list_are_read_at_every_call_by_jit_grad_and_vjp():
+    """A model kept as a list of layer objects, updated in place by a plain-NumPy optimizer:
+    the jitted gradient follows it (finite differences of the eager loss)."""
+    for layer_ in NET:
+        layer_.W[...] = 1.0
+        layer_.b[...] = 0.0
+    x = np.array([0.1, -0.2, 0.3])
+    g = tracejit.jit(tracejit.grad(_net_loss))
+    g(x)
+    NET[0].W *= 0.5
+    NET[1].b += 1.0
+    eps = 1e-6
+    fd = [(_net_loss(x + eps * e) - _net_loss(x - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(g(x), fd, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(tracejit.grad(_net_loss)(x), fd, rtol=1e-6, atol=1e-9)
+    out, _ = tracejit.vjp(_net_loss, x)
+    NET[0].b -= 0.25
+    out2, _ = tracejit.vjp(_net_loss, x)
+    np.testing.assert_allclose(out2, _net_loss(x))
+    assert out2 != out
+
+
+def test_a_small_array_attribute_python_reads_traces_again_when_changed_in_place():
+    """``if cfg.flags[0] > 0`` runs on the array itself (no op takes it): the branch is baked,
+    so the array's contents are checked at every call."""
+    CFG.flags[...] = 1.0
+    CFG.scale[...] = 1.0
+
+    @tracejit.jit
+    def f(x):
+        if CFG.flags[0] > 0:
+            return x * CFG.scale
+        return x - CFG.scale
+    x = np.ones(3)
+    np.testing.assert_allclose(f(x), x)
+    CFG.flags[0] = -1.0
+    np.testing.assert_allclose(f(x), x - 1.0)
+    CFG.scale[...] = 7.0
+    np.testing.assert_allclose(f(x), x - 7.0)
+    assert f.trace_count == 2
+
+
+def test_an_object_a_function_closes_over_has_its_arrays_read_at_every_call():
+    def make():
+        state = _Config()
+        state.w = np.ones(2)
+        return state, tracejit.jit(lambda x: (x * state.w).sum())
+    state, f = make()
+    assert f(np.ones(2)) == 2.0
+    state.w[1] = 4.0
+    assert f(np.ones(2)) == 5.0

@@ -171,11 +171,15 @@ class Transformed:
 def _argnums(argnums, nargs: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
-        raise ValueError("tracejit.grad: argnums is empty")
+        raise call_error("tracejit.grad: argnums is empty",
+                         "name the positional arguments to differentiate: argnums=0 or (0, 1)",
+                         ValueError)
     for n in nums:
         if not -nargs <= n < nargs:
-            raise ValueError(f"tracejit.grad: argnums {argnums} but the function was called "
-                             f"with {nargs} positional arguments")
+            raise call_error(f"tracejit.grad: argnums {argnums} but the function was called "
+                             f"with {nargs} positional arguments",
+                             "pass the arguments to differentiate positionally (keyword "
+                             "arguments are not differentiated), or fix argnums", ValueError)
     return tuple(n % nargs for n in nums)
 
 
@@ -317,8 +321,14 @@ def _vjp_prepare(fn, primals, has_aux, keep=frozenset()):
     """The trace of ``fn`` and its split vjp; ``keep``: the leaves traced as their values."""
     leaves, in_tree = flatten((primals, {}))
     params = [i for i in range(len(leaves)) if i not in keep]
+    try:
+        held = _vjp_cache.get(fn)
+    except TypeError:               # (np.sin: no weak references, and no guards)
+        held = None
+    guards = held[0] if held is not None else None
     t = trace(_with_aux(fn, has_aux, "vjp"), _concrete((primals, {}), keep)[0], {}, _name(fn),
-              _arg_names(fn), external_arrays=True)
+              _arg_names(fn), external_arrays=True,
+              outside=guards.arrays() if guards is not None else ())
     f = t.function
     out_leaves, out_tree = flatten(unflatten(t.out_tree, f.results)[0])
     n_out = len(out_leaves)
@@ -379,15 +389,18 @@ def vjp(fn, *primals, has_aux=False):
     def vjp_fn(ct):
         ct_leaves, ct_tree = flatten(ct)
         if ct_tree != out_tree:
-            raise TypeError(f"tracejit.vjp: the cotangent has structure {ct_tree}, but the "
-                            f"output has structure {out_tree}")
+            raise call_error(f"tracejit.vjp: the cotangent has structure {ct_tree}, but the "
+                             f"output has structure {out_tree}",
+                             "pass a cotangent of the output's structure (one array per "
+                             "output array)")
         for i in ct_results:    # a wrong shape would be broadcast, or fail deep in the trace
             want = t.function.results[i].type.shape
             if tuple(np.shape(ct_leaves[i])) != want:
-                raise ValueError(f"tracejit.vjp: cotangent {i} has shape "
+                raise call_error(f"tracejit.vjp: cotangent {i} has shape "
                                  f"{tuple(np.shape(ct_leaves[i]))}, but its output has shape "
-                                 f"{want}; the cotangent must have the output's shape, as "
-                                 "in JAX")
+                                 f"{want}",
+                                 "the cotangent must have the output's shape, as in JAX",
+                                 ValueError)
         cts = run(split.backward, list(residuals) + [ct_leaves[i] for i in ct_results])
         full = [None] * len(leaves)
         for i, c in zip(wrt, cts):
@@ -402,7 +415,8 @@ def _jvp_traced(fn, primals, tangents):
     p_leaves, p_tree = flatten(tuple(primals))
     t_leaves, t_tree = flatten(tuple(tangents))
     if p_tree != t_tree:
-        raise TypeError(f"tracejit.jvp: tangents have structure {t_tree}, primals {p_tree}")
+        raise call_error(f"tracejit.jvp: tangents have structure {t_tree}, primals {p_tree}",
+                         "pass one tangent of its primal's structure per primal")
     # integer and bool primals that are Python numbers or NumPy scalars: traced as their
     # values, which Python code may need (range(n)), as in JAX
     keep = {i for i, x in enumerate(p_leaves) if _is_scalar(x, floats=False)}
@@ -413,8 +427,10 @@ def _jvp_traced(fn, primals, tangents):
     for j in wrt:
         i = params[j]
         if tuple(np.shape(t_leaves[i])) != f.params[j].type.shape:
-            raise ValueError(f"tracejit.jvp: tangent {i} has shape {np.shape(t_leaves[i])}, "
-                             f"its primal {f.params[j].type}")
+            raise call_error(f"tracejit.jvp: tangent {i} has shape {np.shape(t_leaves[i])}, "
+                             f"its primal {f.params[j].type}",
+                             "each tangent must have its primal's shape, as in JAX",
+                             ValueError)
     j = jvp_function(f, wrt)
     outs = run(j, [p_leaves[i] for i in params] + list(t.captured)
                + [t_leaves[params[k]] for k in wrt])
@@ -425,8 +441,20 @@ def _jvp_traced(fn, primals, tangents):
 _jvp_jits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _check_jvp_arguments(primals, tangents):
+    """primals and tangents are sequences of arguments: an array there would be iterated, its
+    rows taken for the arguments (f(a, b, c) of np.array([1., 2., 3.]) ran)."""
+    if not (isinstance(primals, (tuple, list)) and isinstance(tangents, (tuple, list))):
+        raise call_error(f"tracejit.jvp: primals and tangents must be tuples or lists, one "
+                         f"entry per argument of the function, got {type(primals).__name__} "
+                         f"and {type(tangents).__name__}",
+                         "wrap them, as in JAX: jvp(f, (x,), (v,)) for a function of one "
+                         "argument")
+
+
 def jvp(fn, primals, tangents):
     """(fn(*primals), the directional derivative of fn at primals along tangents)."""
+    _check_jvp_arguments(primals, tangents)
     if current_trace() is not None:
         return _jvp_traced(fn, primals, tangents)
     try:

@@ -13,4 +13,7 @@ def index_out_of_bounds(loc) -> str:
     on the NumPy tier alike: the traced indices are only known when the program runs."""
     where = f" at {loc}" if loc else ""
     return (f"tracejit: an index is out of bounds in indexing or np.take{where}: each index "
-            "must lie in [-n, n) for an axis of size n")
+            "must lie in [-n, n) for an axis of size n (the indices are traced, so they are "
+            "checked when the program runs)\nWhat to do: check how the indices are computed "
+            "(a loop bound, the number of classes); np.take(x, i, mode='clip') or "
+            "mode='wrap' brings them into range")

@@ -14,10 +14,10 @@ else by identity (an array or a model rebound to a new one, a function redefined
 are not guarded. The attributes the code reads from those objects are guarded the same way
 (``opt.lr``, ``model.cfg.scale``, and ``self.lr`` inside ``opt.update``: attribute_reads.py),
 read from the holding object's ``__dict__`` as a global is from its module's. Arrays are read
-at every call (tracer/external_arrays.py), so an array changed in place is seen, except one in
-a container or an attribute. A plain dict's entries read with a constant key (``cfg["lr"]``,
-from a global or closure dict) are guarded as attributes are; other values inside containers
-(``cfg[k]``, ``cfg["opt"]["lr"]``) are not seen: pass those as arguments.
+at every call (tracer/external_arrays.py), so an array changed in place is seen, those held
+in attributes and containers too. A plain dict's entries read with a constant key
+(``cfg["lr"]``, from a global or closure dict) are guarded as attributes are; other values
+inside containers (``cfg[k]``, ``cfg["opt"]["lr"]``) are not: a rebound one is not seen.
 
 Cost per call: one identity check per guarded name or attribute (C loops: ``itemgetter`` per
 dict, ``map(is_, ...)``); a value is fingerprinted only when the object bound to its name is
@@ -36,7 +36,7 @@ import numpy as np
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
                               self_attributes, subscripts)
 from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
-                                      global_names, is_library, stored_names)
+                                      global_names, is_library, liftable, stored_names)
 
 _CONTENTS = attrgetter("cell_contents")
 _WRITES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
@@ -68,6 +68,12 @@ class Guards:
 
     def __bool__(self) -> bool:
         return bool(self._labels)
+
+    def arrays(self) -> list[tuple[str, object]]:
+        """(label, array) of the writeable arrays among the guarded values (``cfg.scale``,
+        ``params["W"]``): the trace reads them at every call (tracer/external_arrays.py),
+        since a change in place keeps the identity these guards check."""
+        return [(label, v) for label, v in zip(self._labels, self._seen) if liftable(v)]
 
     def _read(self) -> list:
         """The values bound now, read by C loops where it can (this runs on every call)."""

@@ -169,7 +169,7 @@ class JittedFunction:
                                                            leaves, None)
         return entry
 
-    def _trace(self, static, dyn_args, dyn_kwargs, layouts=False) -> Traced:
+    def _trace(self, static, dyn_args, dyn_kwargs, layouts=False, outside=()) -> Traced:
         names, sig, fn = self._sig.arg_names, self._sig, self.fn
 
         def body(*dyn_a, **dyn_k):
@@ -178,7 +178,8 @@ class JittedFunction:
 
         statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
-                     names, statics, writes_back=True, layouts=layouts, external_arrays=True)
+                     names, statics, writes_back=True, layouts=layouts, external_arrays=True,
+                     outside=outside)
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
         """Trace and compile for ``key`` (None: for the arguments' own layouts, not cached
@@ -200,7 +201,8 @@ class JittedFunction:
             # (the last few instances: each is read at every call, and held alive)
             self._selves = self._selves[-(_MAX_SELVES - 1):] + [dyn_args[0].obj]
         guards = Guards(self.fn, self._selves)
-        traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None)
+        traced = self._trace(static, dyn_args, dyn_kwargs, layouts=key is None,
+                             outside=guards.arrays())
         guards.settle()
         self.trace_count += 1
         self._guards = guards or None
@@ -302,8 +304,19 @@ def jit(fn=None, *, static_argnums=None, static_argnames=None, backend=None, tie
         backend = "cuda"
     args = (static_argnums, static_argnames, backend, tiered, device_results, remat)
     if fn is None:
-        return lambda f: JittedFunction(f, *args)
-    return JittedFunction(fn, *args)
+        return lambda f: JittedFunction(_function(f), *args)
+    return JittedFunction(_function(fn), *args)
+
+
+def _function(fn):
+    """What jit compiles must be callable: jit(x) of an array made a JittedFunction that
+    failed only when called, with Python's "'ndarray' object is not callable"."""
+    if not callable(fn):
+        raise call_error(f"tracejit.jit: expected a function to compile, got "
+                         f"{type(fn).__name__}",
+                         "pass the function, jit(f), and call the result with the arrays: "
+                         "jit(f)(x); settings go in by keyword: jit(f, static_argnums=1)")
+    return fn
 
 
 def make_ir(fn, static_argnums=None, static_argnames=None):

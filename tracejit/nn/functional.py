@@ -7,11 +7,31 @@ with NumPy calls, which the tracer captures. Layouts are PyTorch's: NCHW images,
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import lax
 from ..tracer import Tracer
+from ..tracer.errors import caller_location, numpy_error
+
+
+def _error(what: str, hint: str = "", exc_type: type = ValueError) -> Exception:
+    """A mistake in the arguments of an nn function, naming the user's line that called it
+    (not this module's)."""
+    return numpy_error(exc_type, what, hint, loc=caller_location())
+
+
+def _images(input, name: str):
+    """PyTorch's image layouts: (N, C, H, W), or one image (C, H, W), which gets a batch axis
+    of one. Returns the 4-D input and whether it was one image."""
+    ndim = np.ndim(input)
+    if ndim not in (3, 4):
+        raise _error(f"{name}: expected a 3-D (unbatched) or 4-D (batched) input, but got an "
+                     f"input of shape {tuple(np.shape(input))}",
+                     "images are (N, C, H, W), or (C, H, W) for one image; give grayscale "
+                     "images of shape (N, H, W) a channel axis with x[:, None]")
+    return (input[None], True) if ndim == 3 else (input, False)
 
 
 def _pair(v) -> tuple[int, int]:
@@ -36,10 +56,11 @@ def _conv_padding(padding, kernel, stride, dilation):
         if padding == "valid":
             return (0, 0), (0, 0)
         if padding != "same":
-            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                             "{'valid', 'same'}")
+            raise _error(f"conv2d: Invalid padding string {padding!r}, should be one of "
+                         "{'valid', 'same'}", "pass 'valid', 'same', an int or a pair")
         if stride != (1, 1):
-            raise ValueError("padding='same' is not supported for strided convolutions")
+            raise _error("conv2d: padding='same' is not supported for strided convolutions",
+                         "pass the padding as an int or a pair")
         # PyTorch puts the odd element of the total padding on the bottom / right.
         th, tw = (d * (k - 1) for d, k in zip(dilation, kernel))
         return (th // 2, th - th // 2), (tw // 2, tw - tw // 2)
@@ -55,19 +76,34 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     ``window`` op, index arithmetic inside one fused copy, and the contraction is a single
     BLAS call.
     """
+    input, one = _images(input, "conv2d")
+    if one:
+        return conv2d(input, weight, bias, stride, padding, dilation, groups)[0]
     sh, sw = _pair(stride)
     dh, dw = _pair(dilation)
     n, c, h, w = input.shape
+    if np.ndim(weight) != 4:
+        raise _error(f"conv2d: the weight must be 4-D (out_channels, in_channels / groups, kH, "
+                     f"kW), got shape {tuple(np.shape(weight))}", "pass an OIHW weight")
     o, cg, kh, kw = weight.shape
     if min(sh, sw, dh, dw, groups) <= 0:
-        raise ValueError(f"conv2d: stride {(sh, sw)}, dilation {(dh, dw)} and groups "
-                         f"{groups} must be positive")
+        raise _error(f"conv2d: stride {(sh, sw)}, dilation {(dh, dw)} and groups "
+                     f"{groups} must be positive")
     if c != cg * groups or o % groups:
-        raise ValueError(f"conv2d: input has {c} channels, weight {tuple(weight.shape)} with "
-                         f"groups={groups} expects {cg * groups}")
+        raise _error(f"conv2d: input of shape {tuple(input.shape)} has {c} channels, but the "
+                     f"weight {tuple(weight.shape)} with groups={groups} expects "
+                     f"{cg * groups}", "images are (N, C, H, W), channels first: check the "
+                     "layer's in_channels, or move the channel axis of NHWC images with "
+                     "x.transpose(0, 3, 1, 2)")
     pad_h, pad_w = _conv_padding(padding, (kh, kw), (sh, sw), (dh, dw))
     if min(pad_h + pad_w) < 0:
-        raise ValueError(f"conv2d: negative padding {padding} is not supported")
+        raise _error(f"conv2d: negative padding {padding} is not supported",
+                     "crop the input instead")
+    if h + sum(pad_h) < dh * (kh - 1) + 1 or w + sum(pad_w) < dw * (kw - 1) + 1:
+        raise _error(f"conv2d: the padded input's size per channel "
+                     f"{(h + sum(pad_h), w + sum(pad_w))} is smaller than the kernel's "
+                     f"{(dh * (kh - 1) + 1, dw * (kw - 1) + 1)}",
+                     "use a smaller kernel, or pad the input (padding=...)")
     x = input
     if any(pad_h + pad_w):
         x = np.pad(input, ((0, 0), (0, 0), pad_h, pad_w))
@@ -99,36 +135,40 @@ def _windows(input, kernel_size, stride, padding, pad_value, dilation=1):
     sh, sw = _pair(stride if stride is not None else kernel_size)
     ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
-    n, c, h, w = input.shape
+    n, c, h, w = _images(input, "pooling")[0].shape
     # PyTorch's checks: a larger padding makes windows of padding only (-inf maxima, 0/0
     # averages), and a window larger than the padded input an empty result.
     if min(kh, kw, sh, sw, dh, dw) <= 0 or min(ph, pw) < 0:
-        raise ValueError(f"pooling: kernel_size {(kh, kw)}, stride {(sh, sw)} and dilation "
-                         f"{(dh, dw)} must be positive and padding {(ph, pw)} non-negative")
+        raise _error(f"pooling: kernel_size {(kh, kw)}, stride {(sh, sw)} and dilation "
+                     f"{(dh, dw)} must be positive and padding {(ph, pw)} non-negative")
     if 2 * ph > dh * (kh - 1) + 1 or 2 * pw > dw * (kw - 1) + 1:
-        raise ValueError(f"pooling: pad should be at most half of effective kernel size, but "
-                         f"got pad={(ph, pw)}, kernel_size={(kh, kw)} and dilation={(dh, dw)}")
+        raise _error(f"pooling: pad should be at most half of effective kernel size, but "
+                     f"got pad={(ph, pw)}, kernel_size={(kh, kw)} and dilation={(dh, dw)}",
+                     "use a smaller padding")
     x = input
     if ph or pw:
         x = np.pad(input, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
-        raise ValueError(f"pooling: given input size {(h, w)}, the calculated output size "
-                         f"{(oh, ow)} is too small")
+        raise _error(f"pooling: given input size {(h, w)}, the calculated output size "
+                     f"{(oh, ow)} is too small", "use a smaller kernel_size, or pad the input")
     return [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
             for i in range(kh) for j in range(kw)]
 
 
 def _no_ceil_mode(ceil_mode):
     if ceil_mode:
-        raise ValueError("tracejit.nn.functional pooling: ceil_mode=True is not "
-                         "supported; pad the input instead")
+        raise _error("nn.functional pooling: ceil_mode=True is not supported",
+                     "pad the input instead")
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """Max over each window (stride defaults to kernel_size); padding counts as -inf."""
     _no_ceil_mode(ceil_mode)
+    input, one = _images(input, "max_pool2d")
+    if one:
+        return max_pool2d(input, kernel_size, stride, padding, dilation)[0]
     wins = _windows(input, kernel_size, stride, padding, -np.inf, dilation)
     out = wins[0]
     for win in wins[1:]:
@@ -143,6 +183,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     """Average over each window. As in PyTorch, padding counts in the divisor unless
     ``count_include_pad=False``; ``divisor_override`` replaces the divisor."""
     _no_ceil_mode(ceil_mode)
+    input, one = _images(input, "avg_pool2d")
+    if one:
+        return avg_pool2d(input, kernel_size, stride, padding, False, count_include_pad,
+                          divisor_override)[0]
     wins = _windows(input, kernel_size, stride, padding, 0.0)
     out = wins[0]
     for win in wins[1:]:
@@ -185,7 +229,7 @@ def gelu(input, approximate="none"):
         c = _float(input, math.sqrt(2.0 / math.pi))
         return 0.5 * input * (1.0 + np.tanh(c * (input + 0.044715 * input * input * input)))
     if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise _error(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return 0.5 * input * (1.0 + erf(input * _float(input, 1 / math.sqrt(2.0))))
 
 
@@ -204,9 +248,16 @@ def log_softmax(input, dim):
 def _pick_targets(logp, target, name):
     """logp[i, target[i]] for class-index targets ``(N,)``; PyTorch's batch-size check (a
     broadcast would silently pair every row with one target)."""
+    if target.dtype.kind not in "iu":
+        raise _error(f"{name}: the target has dtype {target.dtype} and shape "
+                     f"{tuple(target.shape)}, but class-index targets must be integers (a "
+                     "float target holds class probabilities, and has the input's shape "
+                     f"{tuple(logp.shape)})",
+                     "convert class labels with target.astype(np.int64)", TypeError)
     if target.size != logp.shape[0]:
-        raise ValueError(f"{name}: expected input batch_size ({logp.shape[0]}) to match "
-                         f"target batch_size ({target.size})")
+        raise _error(f"{name}: expected input batch_size ({logp.shape[0]}) to match "
+                     f"target batch_size ({target.size})",
+                     "pass one class index per row of the input")
     return np.take_along_axis(logp, target.reshape(-1, 1).astype(np.int64), axis=1)
 
 
@@ -224,6 +275,18 @@ def nll_loss(input, target):
 
 
 def mse_loss(input, target):
+    if np.shape(input) != np.shape(target):
+        # PyTorch's warning: (N, 1) predictions against (N,) targets broadcast to (N, N)
+        shapes = f"{tuple(np.shape(target))} and {tuple(np.shape(input))}"
+        loc = caller_location()
+        msg = (f"mse_loss: the target's and the input's shapes differ ({shapes}); they are "
+               "broadcast together, which is likely not what you meant (a (N, 1) input and a "
+               "(N,) target make N * N differences). Make them the same shape, e.g. "
+               "input.reshape(target.shape)")
+        if loc is None:
+            warnings.warn(msg, UserWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(msg, UserWarning, loc.filename, loc.lineno)
     d = input - target
     return (d * d).mean()
 
@@ -232,9 +295,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(
         normalized_shape)
     if len(shape) > input.ndim or tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise ValueError(f"layer_norm: given normalized_shape={list(shape)}, expected input "
-                         f"with shape [*, {', '.join(map(str, shape))}], but got input of "
-                         f"size {list(input.shape)}")
+        raise _error(f"layer_norm: given normalized_shape={list(shape)}, expected input "
+                     f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                     f"size {list(input.shape)}",
+                     "normalized_shape must be the input's trailing dimensions")
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     mean = input.mean(axis=axes, keepdims=True)
     centered = input - mean
@@ -285,7 +349,7 @@ def dropout(input, p=0.5, training=True, seed=0):
     one without retracing); the same seed gives the same mask.
     """
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise _error(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     if p == 1.0:

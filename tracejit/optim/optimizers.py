@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tracer.errors import caller_location, numpy_error
 from ..tracer.pytree import flatten, unflatten
 
 
@@ -26,13 +27,16 @@ def _leaves(grads, params, state, buffers):
     gs, _ = flatten(grads)
     shapes = [np.shape(p) for p in ps]
     if [np.shape(g) for g in gs] != shapes:
-        raise ValueError(f"optimizer update: the gradients' shapes {[np.shape(g) for g in gs]} "
-                         f"do not match the parameters' {shapes}; pass one gradient of the "
-                         "same shape per parameter (as tracejit.grad(loss)(params) returns)")
+        raise numpy_error(ValueError, f"optimizer update: the gradients' shapes "
+                          f"{[np.shape(g) for g in gs]} do not match the parameters' {shapes}",
+                          "pass one gradient of the same shape per parameter (as "
+                          "tracejit.grad(loss)(params) returns)", loc=caller_location())
     for name in buffers:
         if [np.shape(b) for b in state[name]] != shapes:
-            raise ValueError(f"optimizer update: state[{name!r}] does not hold one buffer per "
-                             "parameter; make the state with this optimizer's init(params)")
+            raise numpy_error(ValueError, f"optimizer update: state[{name!r}] does not hold "
+                              "one buffer per parameter",
+                              "make the state with this optimizer's init(params)",
+                              loc=caller_location())
     return ps, gs, tree
 
 

@@ -25,6 +25,8 @@ again as JAX does. A mismatch names the position and the user's line:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..ir import Function, Op, TensorType, Value, dtypes, ops
@@ -46,6 +48,34 @@ def _error(what: str, hint: str) -> ControlFlowTypeError:
     loc = user_location()
     where = f" at {loc.describe()}" if loc else ""
     return ControlFlowTypeError(f"tracejit: {what}{where}\nWhat to do: {hint}")
+
+
+# Python's messages for a call that cannot bind its arguments (or of something not callable)
+_BAD_CALL = re.compile(r"positional argument|required (keyword-only )?argument|unexpected "
+                       r"keyword argument|object is not callable")
+
+
+def _called_as(fn, call: str, hint: str):
+    """``fn``, whose call that fails to bind its arguments says how the control-flow primitive
+    calls it, at the user's line: Python's message names neither, and its traceback ends
+    inside tracejit (the user's function is never entered)."""
+    if not callable(fn):
+        raise _error(f"{call}, but it is a {type(fn).__name__}, not a function", hint)
+
+    def called(*args):
+        try:
+            return fn(*args)
+        except TypeError as e:
+            if e.__traceback__.tb_next is not None or not _BAD_CALL.search(str(e)):
+                raise                           # raised inside fn: the user's own error
+            raise _error(f"{call}, but {e}", hint) from None
+    return called
+
+
+_OPERANDS = ("pass the values the branches need after the functions, as jax.lax does: "
+             "cond(pred, true_fun, false_fun, *operands); each branch takes all the operands "
+             "(or none, using values it closes over); to choose between two arrays, "
+             "np.where(pred, a, b)")
 
 
 def _traced(*xs) -> bool:
@@ -120,6 +150,9 @@ def _op(opdef, operands: list, t: TensorType, **attrs) -> Op:
 
 def cond(pred, true_fun, false_fun, *operands):
     """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced."""
+    n = len(operands)
+    true_fun = _called_as(true_fun, f"cond calls true_fun with its {n} operands", _OPERANDS)
+    false_fun = _called_as(false_fun, f"cond calls false_fun with its {n} operands", _OPERANDS)
     if not isinstance(pred, Tracer):
         return _fresh((true_fun if pred else false_fun)(*operands), operands)
     p = lift(pred)
@@ -134,7 +167,10 @@ def cond(pred, true_fun, false_fun, *operands):
 
 def switch(index, branches, *operands):
     """``branches[index](*operands)``, ``index`` clamped into range as in ``jax.lax.switch``."""
-    branches = list(branches)
+    branches = [_called_as(b, f"switch calls branches[{k}] with its {len(operands)} operands",
+                           _OPERANDS.replace("cond(pred, true_fun, false_fun",
+                                             "switch(index, branches"))
+                for k, b in enumerate(branches)]
     if not branches:
         raise _error("switch needs at least one branch", "pass a list of functions")
     if not isinstance(index, Tracer):
@@ -233,7 +269,10 @@ def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 3, sk
 
 def while_loop(cond_fun, body_fun, init_val):
     """``while cond_fun(val): val = body_fun(val)``; returns ``val``."""
-    return _while_loop(cond_fun, body_fun, init_val)
+    hint = ("define cond_fun(val) -> bool and body_fun(val) -> val, val being init_val's "
+            "structure (a tuple of several values is one argument: unpack it inside)")
+    return _while_loop(_called_as(cond_fun, "while_loop calls cond_fun(val)", hint),
+                       _called_as(body_fun, "while_loop calls body_fun(val)", hint), init_val)
 
 
 def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0):
@@ -286,6 +325,9 @@ def _truthy(fn: Function) -> Function:
 def fori_loop(lower, upper, body_fun, init_val):
     """``for i in range(lower, upper): val = body_fun(i, val)``. Static bounds make a scan
     (reverse-mode differentiable); traced bounds a while_loop (forward mode only)."""
+    body_fun = _called_as(body_fun, "fori_loop calls body_fun(i, val)",
+                          "define body_fun(i, val) returning the new val (i is the loop index; "
+                          "val has init_val's structure)")
     tr = current_trace()
     if tr is None:
         val = init_val
@@ -319,6 +361,9 @@ def fori_loop(lower, upper, body_fun, init_val):
 def scan(f, init, xs=None, length=None, reverse=False):
     """``carry, y = f(carry, x)`` over the leading axis of ``xs`` (a pytree); returns the last
     carry and the ``y`` stacked, ``ys[i]`` from ``xs[i]`` (also when ``reverse``)."""
+    f = _called_as(f, "scan calls f(carry, x)",
+                   "define f(carry, x) returning (new_carry, y), x being one row of xs "
+                   "(None when xs is None)")
     return _scan(f, init, xs, length, reverse)
 
 

@@ -43,17 +43,37 @@ def _classify(filename: str) -> bool:
             or in_scipy(f))
 
 
+_library: dict = {}     # filename -> _in_library's answer
+
+
+def _in_library(filename: str) -> bool:
+    """Whether the file is one of tracejit's nn or optim modules: user code for the IR's
+    locations, but an error found in it is the user's mistake at the line that called it."""
+    known = _library.get(filename)
+    if known is None:
+        if len(_library) > 4096:
+            _library.clear()
+        f = os.path.abspath(filename)
+        known = _library[filename] = (
+            f.startswith(_PACKAGE_DIR + os.sep)
+            and f[len(_PACKAGE_DIR) + 1:].startswith(("nn" + os.sep, "optim" + os.sep)))
+    return known
+
+
 def is_user_file(filename: str) -> bool:
     """Whether code in this file is the user's (not tracejit's, NumPy's or SciPy's)."""
     return not _is_internal(filename)
 
 
 class SourceLocation:
-    __slots__ = ("filename", "lineno")
+    """``caller``: for a line in tracejit's nn or optim modules, the user's line that called
+    them (errors name both: the user's mistake is in the call, a layer's input shape)."""
+    __slots__ = ("filename", "lineno", "caller")
 
-    def __init__(self, filename: str, lineno: int):
+    def __init__(self, filename: str, lineno: int, caller: "SourceLocation | None" = None):
         self.filename = filename
         self.lineno = lineno
+        self.caller = caller
 
     @property
     def short(self) -> str:
@@ -69,7 +89,10 @@ class SourceLocation:
 
     def describe(self) -> str:
         text = self.source_line
-        return f"{self.long}" + (f"\n    {text}" if text else "")
+        where = f"{self.long}" + (f"\n    {text}" if text else "")
+        if self.caller is not None:
+            where += f"\n  called from {self.caller.describe()}"
+        return where
 
     def __str__(self) -> str:
         return self.short
@@ -79,10 +102,29 @@ def user_location() -> SourceLocation | None:
     """The innermost frame outside tracejit and NumPy: where the user's code is."""
     frame = sys._getframe(1)
     while frame is not None:
-        if not _is_internal(frame.f_code.co_filename):
-            return SourceLocation(frame.f_code.co_filename, frame.f_lineno)
+        filename = frame.f_code.co_filename
+        if not _is_internal(filename):
+            return SourceLocation(filename, frame.f_lineno,
+                                  _caller(frame.f_back) if _in_library(filename) else None)
         frame = frame.f_back
     return None
+
+
+def _caller(frame) -> SourceLocation | None:
+    """The innermost frame from ``frame`` outward that is the user's own (not tracejit's, its
+    nn and optim modules included, nor NumPy's)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (_is_internal(filename) or _in_library(filename)):
+            return SourceLocation(filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+def caller_location() -> SourceLocation | None:
+    """The user's line that called into tracejit (its nn and optim modules included): where
+    an error that nn or optim find in their arguments points."""
+    return _caller(sys._getframe(1))
 
 
 class TracerError(Exception):
@@ -222,11 +264,13 @@ def array_conversion_error() -> TracerError:
         "like=x.)")
 
 
-def numpy_error(exc_type: type, what: str, hint: str = "") -> Exception:
+def numpy_error(exc_type: type, what: str, hint: str = "",
+                loc: SourceLocation | None = None) -> Exception:
     """A mistake NumPy rejects too (a shape, axis, index or overflow error found while tracing),
     as the exception type NumPy raises, so ``except ValueError`` keeps working, plus the user's
-    line, which NumPy's own message cannot give because the error surfaces inside tracejit."""
-    loc = user_location()
+    line, which NumPy's own message cannot give because the error surfaces inside tracejit.
+    ``loc``: the line it is about, when not the one running now (caller_location())."""
+    loc = loc or user_location()
     msg = f"tracejit: {what}" + (f" at {loc.describe()}" if loc else "")
     if hint:
         msg += f"\nWhat to do: {hint}"

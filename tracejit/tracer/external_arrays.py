@@ -11,14 +11,23 @@ such array becomes a parameter of the trace, passed by the caller at every call
 (``Traced.captured``). The user's functions, globals and cells are left as they are: the
 copies share their code, so errors and tracebacks name the user's lines.
 
-What stays a constant: read-only arrays (they cannot change), arrays inside containers or in
-attributes of objects (``cfg["w"]``, ``model.w``; a jitted method's own arrays are arguments
-already), a function's arrays where it stores into its globals or its enclosing function's
-variables (``global step``, ``nonlocal``) or uses ``globals()``, ``eval`` or ``exec``, arrays
-it passes to ``isinstance`` or ``type`` (a tracer is no ndarray), and every array of a
-trace in which Python code needed a value (``if W[0] > 0``, ``W.tolist()``): that trace is
-made again with them as constants (trace_function.py). Rebinding a name (``W = new``) is seen
-by the guards (driver/guards.py), which follow the same functions.
+Arrays held in attributes and containers (``cfg.scale``, ``params["W"]``, a global list of
+layer objects each with its ``W``) cannot be swapped for tracers without copying the user's
+objects, so they stay where they are and are noted instead (``ExternalArrays.reach``, and the
+guards' attribute chains, which the caller passes as ``outside``): an op that takes one of
+them (lifting.constant) makes it a parameter like a global's. A small one the code names
+(``cfg.flags``) is also checked for changes at every call, since Python code may have read
+its values on the array itself (``if cfg.flags[0] > 0``).
+
+What stays a constant: read-only arrays (they cannot change), arrays deeper than
+``REACH_DEPTH`` or past ``REACH_ITEMS`` in a container, a function's arrays where it stores
+into its globals or its enclosing function's variables (``global step``, ``nonlocal``) or uses
+``globals()``, ``eval`` or ``exec``, arrays it passes to ``isinstance`` or ``type`` (a tracer
+is no ndarray), and every array of a trace in which Python code needed a value (``if W[0] >
+0``, ``W.tolist()``): that trace is made again with them as constants (trace_function.py).
+Rebinding a name (``W = new``) or a guarded attribute (``cfg.scale = new``) is seen by the
+guards (driver/guards.py), which follow the same functions; rebinding an item of a container
+read with a computed key (``layers[i] = new``) is not.
 """
 from __future__ import annotations
 
@@ -39,6 +48,10 @@ from .views import argument_root
 SMALL_CONSTANT_ARRAY = 4096
 MAX_DEPTH = 3          # user functions reached through others, as the guards follow them
 MAX_FUNCTIONS = 64
+# How far into the user's objects and containers arrays are looked for (ExternalArrays.reach)
+REACH_DEPTH = 3
+REACH_ITEMS = 64
+REACH_OBJECTS = 256
 MISSING = object()
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
 _STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
@@ -119,8 +132,9 @@ class Shadows:
     what ``lift(array, name, label, constant)`` gives (a tracer; the array itself to leave it a
     constant: always where ``constant``, for an array the code passes to ``isinstance``)."""
 
-    def __init__(self, lift):
+    def __init__(self, lift, reach=None):
         self.lift = lift
+        self.reach = reach
         self._done: dict = {}        # id(original) -> its copy (or the original)
         self._held: list = []        # the originals, so that their ids stay theirs
         self._reached: set = set()   # ids of functions reached again while being copied
@@ -174,12 +188,15 @@ class Shadows:
                     if user and liftable(v):
                         new = self.lift(v, name, f"{name} (closed over by {fn.__name__})",
                                         name in checked)
-                    elif (user or isinstance(v, types.FunctionType)
-                          or hasattr(type(v), "__tracejit_body__")):
-                        # (a library's closure may use an object it holds other than by
-                        # calling it: only its functions are followed, and jit's and grad's
-                        # wrappers, which it calls: jit(grad(loss)) holds grad's)
-                        new = self.of(v, depth + user)     # (a library's: no deeper)
+                    else:
+                        if user and self.reach is not None:
+                            self.reach(v, name)
+                        if (user or isinstance(v, types.FunctionType)
+                                or hasattr(type(v), "__tracejit_body__")):
+                            # (a library's closure may use an object it holds other than by
+                            # calling it: only its functions are followed, and jit's and
+                            # grad's wrappers, which it calls: jit(grad(loss)) holds grad's)
+                            new = self.of(v, depth + user)     # (a library's: no deeper)
                 out.append(cell if new is v else types.CellType(new))
             if any(c is not o for c, o in zip(out, cells)):
                 new_cells = tuple(out)
@@ -197,8 +214,12 @@ class Shadows:
                 v = g.get(name, MISSING)
                 if v is MISSING or isinstance(v, types.ModuleType):
                     continue
-                new = (self.lift(v, name, f"global {name}", name in checked) if liftable(v)
-                       else self.of(v, depth + 1))
+                if liftable(v):
+                    new = self.lift(v, name, f"global {name}", name in checked)
+                else:
+                    if self.reach is not None:
+                        self.reach(v, name)
+                    new = self.of(v, depth + 1)
                 if new is not v:
                     changed[name] = new
             if changed or new_cells is not None or id(fn) in self._reached:
@@ -228,16 +249,77 @@ class ExternalArrays:
     Those of fewer than ``constant_below`` elements stay constants (``constants``: label,
     array, its bytes now), for the caller to check that they have not changed."""
 
-    def __init__(self, trace, param_name, constant_below: float):
+    def __init__(self, trace, param_name, constant_below: float, outside=()):
         self.trace = trace
         self._param_name = param_name
         self._constant_below = constant_below
         self._by_id: dict = {}
         self.tracers: list = []          # (tracer, its first value, label)
         self.constants: list = []
+        # Arrays reached through attributes and containers (cfg.scale, params["W"],
+        # layers[0]): id -> (array, label, named). They stay where they are (the user's
+        # objects are not copied); an op that takes one makes it a parameter (``found``).
+        # ``named``: the code names it (the caller's guards found it), so Python code may
+        # read its values too (if cfg.flags[0]:): a small one is also checked for changes.
+        self._outside: dict = {}
+        self._visited = 0
+        for label, array in outside:
+            self._outside.setdefault(id(array), (array, label, True))
 
     def shadow(self, fn):
-        return Shadows(self.lift).of(fn)
+        return Shadows(self.lift, self.reach).of(fn)
+
+    def reach(self, value, label: str, depth: int = 0) -> None:
+        """Note the writeable arrays held by ``value`` (a global or closure value of the
+        user's code that is no array itself): its items if it is a list, tuple or dict, its
+        own attributes if it is an object, to ``REACH_DEPTH`` levels, ``REACH_ITEMS`` of
+        each (``layers[i]`` in a loop, ``model.layers[0].W``)."""
+        if depth >= REACH_DEPTH or self._visited >= REACH_OBJECTS:
+            return
+        self._visited += 1
+        if type(value) in (list, tuple):
+            items = ((f"{label}[{i}]", v) for i, v in enumerate(value[:REACH_ITEMS]))
+        elif type(value) is dict:
+            items = ((f"{label}[{k!r}]", v) for k, v in list(value.items())[:REACH_ITEMS])
+        elif isinstance(value, (types.ModuleType, type, types.FunctionType, types.MethodType,
+                                np.generic, str, bytes, int, float, complex, bool)) \
+                or value is None:
+            return
+        else:
+            try:
+                d = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                return
+            if type(d) is not dict:
+                return
+            items = ((f"{label}.{k}", v) for k, v in list(d.items())[:REACH_ITEMS])
+        for name, v in items:
+            if liftable(v):
+                self._outside.setdefault(id(v), (v, name, False))
+            else:
+                self.reach(v, name, depth + 1)
+
+    def found(self, array):
+        """The tracer for ``array`` if it is one of the arrays reached from outside (else
+        None): a parameter, passed at every call, so a change in place is seen; or the
+        array itself where it stays a constant (a small one, in a trace made again)."""
+        entry = self._outside.get(id(array))
+        if entry is None or entry[0] is not array:
+            return None
+        out = self.lift(array, entry[1].split(".")[-1].split("[")[0], entry[1])
+        return out if isinstance(out, Tracer) else None
+
+    def constants_after(self) -> list:
+        """``constants`` with the small named arrays no op made a parameter: Python code may
+        have read their values (``if cfg.flags[0]:`` runs on the array itself), so they are
+        checked for changes at every call."""
+        out = list(self.constants)
+        held = {id(a) for _, a, _ in out}
+        for key, (array, label, named) in self._outside.items():
+            if named and key not in self._by_id and key not in held \
+                    and array.size <= SMALL_CONSTANT_ARRAY:
+                out.append((label, array, array.tobytes()))
+        return out
 
     def lift(self, array: np.ndarray, name: str, label: str, constant: bool = False):
         tracer = None if constant else self._by_id.get(id(array))

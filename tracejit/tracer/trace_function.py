@@ -83,7 +83,8 @@ class Traced:
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
           roots: tuple = (), writes_back: bool = False, layouts: bool = False,
-          context: str = _UNDER_TRANSFORM, external_arrays: bool = False) -> Traced:
+          context: str = _UNDER_TRANSFORM, external_arrays: bool = False,
+          outside: tuple = ()) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
@@ -95,12 +96,14 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     globals and closures become parameters after the arguments', the arrays themselves in
     ``Traced.captured`` for the caller to pass at every call (external_arrays.py); where
     Python code needed one's values, ``fn`` is traced again with the small ones as constants
-    (``Traced.constant_arrays``, whose contents the caller checks), then with all."""
+    (``Traced.constant_arrays``, whose contents the caller checks), then with all.
+    ``outside``: (label, array) of arrays the caller found ``fn`` reads through attributes
+    and containers (``cfg.scale``, ``params["W"]``: its guards), made parameters as well."""
     if not (external_arrays and current_trace() is None):
         return _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
                       None)
     once = functools.partial(_trace, fn, args, kwargs, name, arg_names, roots, writes_back,
-                             layouts, context)
+                             layouts, context, outside=outside)
     try:
         return once(1)
     except _NeedsConstants as e:
@@ -122,7 +125,7 @@ class _NeedsConstants(Exception):
 
 
 def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
-           constant_below) -> Traced:
+           constant_below, outside=()) -> Traced:
     """One trace; ``constant_below``: None to leave every array ``fn`` reads from outside a
     constant, else lift those of at least this many elements."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
@@ -138,8 +141,9 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         originals = [t._val for t in tracers]
         a, k = unflatten(in_tree, tracers)
         before = snapshot((a, k), in_tree)
-        externals = (ExternalArrays(tr, _param_name, constant_below)
+        externals = (ExternalArrays(tr, _param_name, constant_below, outside)
                      if constant_below is not None else None)
+        tr.external = externals
         run = externals.shadow(fn) if externals else fn
         made = concretizations()
         try:
@@ -199,7 +203,7 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   tr.read_layout, [(i, d, loc) for i, v in enumerate(originals)
                                    for d, loc in tr.int_casts.get(v, ())], written_at,
                   scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
-                  externals.constants if externals is not None else [])
+                  externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
     return traced
 

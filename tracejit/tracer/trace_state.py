@@ -45,6 +45,9 @@ class Trace:
         self.arrays_0d: dict = {}
         # id of an argument's tracer -> where the function first wrote into it (for errors)
         self.written_at: dict = {}
+        # A top-level trace's ExternalArrays: the arrays read from outside the function that
+        # become its parameters (external_arrays.py), or None
+        self.external = None
 
     def __enter__(self) -> "Trace":
         self.level = len(_stack.traces)
@@ -77,6 +80,16 @@ class Trace:
 
 def current_trace() -> Trace | None:
     return _stack.traces[-1] if _stack.traces else None
+
+
+def outside_array(array):
+    """The tracer standing for ``array`` if the outermost active trace reads it from outside
+    the function at every call (external_arrays.py: ``cfg.scale``, ``layers[0]``), else None
+    (it is a constant)."""
+    if not _stack.traces:
+        return None
+    external = _stack.traces[0].external
+    return None if external is None else external.found(array)
 
 
 def check_alive(tracer) -> None:

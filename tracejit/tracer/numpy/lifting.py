@@ -15,7 +15,7 @@ from ...ir import dtypes, ops
 from ...ir.dtypes import DType
 from ..arguments import has_own_semantics, subclass_hint, subclass_semantics
 from ..errors import numpy_error, user_location
-from ..trace_state import Trace, check_alive, current_trace
+from ..trace_state import Trace, check_alive, current_trace, outside_array
 from ..tracer import Tracer
 from ..views import LAYOUT_VIEWS, link
 from .rules import (abstract, broadcast_shapes, constant_dtype, dt, has_tracer, normalize_axis,
@@ -48,6 +48,13 @@ def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
 def constant(value, dtype: DType | None = None, trace: Trace | None = None,
              weak=False) -> Tracer:
     trace = trace or current_trace()
+    if type(value) is np.ndarray or type(value) is np.memmap:
+        # an array the function reads through an attribute or a container (cfg.scale,
+        # layers[0]): passed at every call rather than baked in (external_arrays.py)
+        outside = outside_array(value)
+        if outside is not None:
+            t = lift(outside, trace)
+            return t if dtype is None else convert(t, dtype)
     if has_own_semantics(value):
         # a global or closure np.matrix or masked array (an argument is refused at the call):
         # np.asarray would drop its semantics, silently computing another result than NumPy
