@@ -208,3 +208,25 @@ def test_forward_mode_agrees_with_reverse_mode():
 def test_derivatives_jax_does_not_define_are_refused_by_name(f, x, match):
     with pytest.raises(UnsupportedError, match=match):
         ijit(tj.grad(f))(x)
+
+
+def test_linear_algebra_kernels_are_compiled_directly_not_by_numba():
+    """Their LAPACK calls were overloads of Python stand-ins and their errors took a message
+    argument, which codegen/direct refuses: Numba compiled each such kernel (2-8 s). They are
+    intrinsics now, and the errors still NumPy's LinAlgError."""
+    from tracejit.codegen import direct
+    a = np.random.default_rng(5).standard_normal((4, 3))
+    before = set(direct.refused())
+    f = tj.jit(lambda a: (np.linalg.svd(a, full_matrices=False)[1], np.linalg.qr(a)[1],
+                                np.linalg.eigvalsh(a.T @ a), np.linalg.solve(a.T @ a, a[0]),
+                                np.linalg.cholesky(a.T @ a), np.linalg.slogdet(a.T @ a)[1]),
+                     tiered=False)
+    for got, want in zip(f(a), (np.linalg.svd(a, full_matrices=False)[1],
+                                np.linalg.qr(a)[1], np.linalg.eigvalsh(a.T @ a),
+                                np.linalg.solve(a.T @ a, a[0]), np.linalg.cholesky(a.T @ a),
+                                np.linalg.slogdet(a.T @ a)[1])):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    new = {k: v for k, v in direct.refused().items() if k not in before}
+    assert not new, list(new.values())
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        tj.jit(np.linalg.solve, tiered=False)(np.zeros((2, 2)), np.ones(2))

@@ -23,108 +23,123 @@ they compute in float64 whatever the dtype, a float32 result rounded from it.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir as llvm_ir
 from numba import njit, types
-from numba.extending import overload
-from numba.np.linalg import F_INT_nptype, _LAPACK
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.linalg import F_INT_nptype
 
 _KINDS = {types.float32: ord("s"), types.float64: ord("d")}
 _LOWER, _UPPER = ord("L"), ord("U")
 _JOB_VECTORS, _JOB_NONE, _JOB_ALL, _JOB_SOME = ord("V"), ord("N"), ord("A"), ord("S")
 
 
+def _external(name: str, spec: str, array, params: tuple):
+    """(signature, code generator) of a call of Numba's C helper ``name`` for LAPACK, its
+    first argument the kind ("s" or "d") of ``array``'s dtype, then one per letter of
+    ``spec``: "c" a char (an integer narrowed to 8 bits), "i" an intp, "a" an array's data.
+    An intrinsic, not an overload of a Python stand-in: codegen/direct compiles it (its
+    IntrinsicContext), where Numba compiled every kernel with a LAPACK call (2-8 s each)."""
+    if not isinstance(array, types.Array) or array.dtype not in _KINDS:
+        return None
+    kind = _KINDS[array.dtype]
+
+    def codegen(context, builder, signature, args):
+        i8, vp = llvm_ir.IntType(8), llvm_ir.IntType(8).as_pointer()
+        ip = context.get_value_type(types.intp)
+        argtypes, values = [i8], [i8(kind)]
+        for letter, t, v in zip(spec, signature.args, args):
+            if letter == "a":
+                ary = context.make_array(t)(context, builder, v)
+                argtypes.append(vp)
+                values.append(builder.bitcast(ary.data, vp))
+            elif letter == "c":
+                argtypes.append(i8)
+                values.append(builder.trunc(v, i8))
+            else:
+                argtypes.append(ip)
+                values.append(v)
+        fn = cgutils.get_or_insert_function(
+            builder.module, llvm_ir.FunctionType(llvm_ir.IntType(32), argtypes), name)
+        return builder.call(fn, values)
+
+    sig = types.int32(*[t if letter == "a" else types.intp for letter, t in zip(spec, params)])
+    return sig, codegen
+
+
+@intrinsic
+def _xgesv(typingctx, n, nrhs, a, lda, ipiv, b, ldb):
+    return _external("numba_xgesv", "iiaiaai", a, (n, nrhs, a, lda, ipiv, b, ldb))
+
+
+@intrinsic
+def _xxpotrf(typingctx, uplo, n, a, lda):
+    return _external("numba_xxpotrf", "ciai", a, (uplo, n, a, lda))
+
+
+@intrinsic
+def _xxgetrf(typingctx, m, n, a, lda, ipiv):
+    return _external("numba_xxgetrf", "iiaia", a, (m, n, a, lda, ipiv))
+
+
+@intrinsic
+def _ez_xxxevd(typingctx, jobz, uplo, n, a, lda, w):
+    return _external("numba_ez_xxxevd", "cciaia", a, (jobz, uplo, n, a, lda, w))
+
+
+@intrinsic
+def _ez_gesdd(typingctx, jobz, m, n, a, lda, s, u, ldu, vt, ldvt):
+    return _external("numba_ez_gesdd", "ciiaiaaiai", a,
+                     (jobz, m, n, a, lda, s, u, ldu, vt, ldvt))
+
+
+@intrinsic
+def _ez_geqrf(typingctx, m, n, a, lda, tau):
+    return _external("numba_ez_geqrf", "iiaia", a, (m, n, a, lda, tau))
+
+
+@intrinsic
+def _ez_xxgqr(typingctx, m, n, k, a, lda, tau):
+    return _external("numba_ez_xxgqr", "iiiaia", a, (m, n, k, a, lda, tau))
+
+
+@njit(inline="always")
 def _gesv(a, ipiv, b):
     """LAPACK gesv on the column-major ``n * n`` scratch ``a`` and ``n * k`` scratch ``b``."""
-    raise NotImplementedError("called from compiled code only")
+    n = ipiv.size
+    return _xgesv(n, b.size // n, a, n, ipiv, b, n)
 
 
+@njit(inline="always")
 def _potrf(a, n):
-    raise NotImplementedError("called from compiled code only")
+    return _xxpotrf(_LOWER, n, a, n)
 
 
+@njit(inline="always")
 def _getrf(a, ipiv):
-    raise NotImplementedError("called from compiled code only")
+    n = ipiv.size
+    return _xxgetrf(n, n, a, n, ipiv)
 
 
-@overload(_gesv)
-def _gesv_typed(a, ipiv, b):
-    fn, kind = _LAPACK().numba_xgesv(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, ipiv, b):
-        n = ipiv.size
-        return fn(kind, n, b.size // n, a.ctypes, n, ipiv.ctypes, b.ctypes, n)
-    return impl
-
-
-@overload(_potrf)
-def _potrf_typed(a, n):
-    fn, kind = _LAPACK().numba_xxpotrf(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, n):
-        return fn(kind, _LOWER, n, a.ctypes, n)
-    return impl
-
-
-@overload(_getrf)
-def _getrf_typed(a, ipiv):
-    fn, kind = _LAPACK().numba_xxgetrf(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, ipiv):
-        n = ipiv.size
-        return fn(kind, n, n, a.ctypes, n, ipiv.ctypes)
-    return impl
-
-
+@njit(inline="always")
 def _syevd(a, w, jobz, lower):
-    raise NotImplementedError("called from compiled code only")
+    n = w.size
+    return _ez_xxxevd(jobz, _LOWER if lower else _UPPER, n, a, n, w)
 
 
+@njit(inline="always")
 def _gesdd(a, m, n, s, u, ldu, vt, ldvt, jobz):
-    raise NotImplementedError("called from compiled code only")
+    return _ez_gesdd(jobz, m, n, a, m, s, u, ldu, vt, ldvt)
 
 
+@njit(inline="always")
 def _geqrf(a, m, n, tau):
-    raise NotImplementedError("called from compiled code only")
+    return _ez_geqrf(m, n, a, m, tau)
 
 
+@njit(inline="always")
 def _orgqr(a, m, n, k, tau):
-    raise NotImplementedError("called from compiled code only")
-
-
-@overload(_syevd)
-def _syevd_typed(a, w, jobz, lower):
-    fn, kind = _LAPACK().numba_ez_xxxevd(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, w, jobz, lower):
-        n = w.size
-        return fn(kind, jobz, _LOWER if lower else _UPPER, n, a.ctypes, n, w.ctypes)
-    return impl
-
-
-@overload(_gesdd)
-def _gesdd_typed(a, m, n, s, u, ldu, vt, ldvt, jobz):
-    fn, kind = _LAPACK().numba_ez_gesdd(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, m, n, s, u, ldu, vt, ldvt, jobz):
-        return fn(kind, jobz, m, n, a.ctypes, m, s.ctypes, u.ctypes, ldu, vt.ctypes, ldvt)
-    return impl
-
-
-@overload(_geqrf)
-def _geqrf_typed(a, m, n, tau):
-    fn, kind = _LAPACK().numba_ez_geqrf(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, m, n, tau):
-        return fn(kind, m, n, a.ctypes, m, tau.ctypes)
-    return impl
-
-
-@overload(_orgqr)
-def _orgqr_typed(a, m, n, k, tau):
-    fn, kind = _LAPACK().numba_ez_xxgqr(a.dtype), _KINDS[a.dtype]
-
-    def impl(a, m, n, k, tau):
-        return fn(kind, m, n, k, a.ctypes, m, tau.ctypes)
-    return impl
+    return _ez_xxgqr(m, n, k, a, m, tau)
 
 
 @njit(inline="always")
@@ -137,14 +152,15 @@ def _to_fortran(src, dst):
 
 
 @njit(inline="always")
-def _check(info, message):
+def _invalid(info):
+    """A negative ``info``: LAPACK refused an argument (a bug here, not the user's). A
+    positive one is the routine's own failure, raised at each call with NumPy's message (a
+    message is no value codegen/direct can pass)."""
     if info < 0:
         raise RuntimeError("tracejit: LAPACK was called with an invalid argument")
-    if info > 0:
-        raise np.linalg.LinAlgError(message)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def solve(a, b, x):
     """``x[q] = inv(a[q]) @ b[q]`` by gesv, as np.linalg.solve."""
     q, n, k = b.shape
@@ -156,13 +172,16 @@ def solve(a, b, x):
     for p in range(q):
         _to_fortran(a[p], fa)
         _to_fortran(b[p], fb)
-        _check(_gesv(fa, ipiv, fb), "Singular matrix")
+        info = _gesv(fa, ipiv, fb)
+        _invalid(info)
+        if info > 0:
+            raise np.linalg.LinAlgError("Singular matrix")
         for j in range(k):
             for i in range(n):
                 x[p, i, j] = fb[j * n + i]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def cholesky(a, out):
     """``out[q]``: the lower Cholesky factor of ``a[q]`` (its lower triangle read), by potrf."""
     q, n, _ = a.shape
@@ -171,13 +190,16 @@ def cholesky(a, out):
     fa = np.empty(n * n, a.dtype)
     for p in range(q):
         _to_fortran(a[p], fa)
-        _check(_potrf(fa, n), "Matrix is not positive definite")
+        info = _potrf(fa, n)
+        _invalid(info)
+        if info > 0:
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
         for i in range(n):
             for j in range(n):
                 out[p, i, j] = fa[j * n + i] if j <= i else 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def slogdet(a, out):
     """``out[q] = (sign, log|det a[q]|)`` from getrf, in NumPy's order of operations."""
     q, n, _ = a.shape
@@ -190,7 +212,7 @@ def slogdet(a, out):
             _to_fortran(a[p], fa)
             info = _getrf(fa, ipiv)
             if info < 0:
-                _check(info, "")
+                _invalid(info)
             if info > 0:
                 out[p, 0], out[p, 1] = zero, -np.inf
                 continue
@@ -205,7 +227,7 @@ def slogdet(a, out):
         out[p, 0], out[p, 1] = sign, logdet
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def triangular_solve(a, b, x, lower):
     """``x[q] = inv(a[q]) @ b[q]`` for triangular ``a[q]`` (only its lower, or upper, triangle
     read): substitution, a row of x at a time (a zero on the diagonal gives inf/nan)."""
@@ -239,7 +261,7 @@ def _eye_into(dst, r0, c0, n):
         dst[r0 + i, c0 + i] = 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def eigh(a, out, lower, vectors):
     """syevd of each ``a[q]`` (its lower or upper triangle read): ``out[q]`` ``[n + 1, n]``,
     the eigenvectors in the columns of the first n rows and the eigenvalues in the last; or,
@@ -252,15 +274,17 @@ def eigh(a, out, lower, vectors):
     last = out.shape[1] - 1
     for p in range(q):
         _to_fortran(a[p], fa)
-        _check(_syevd(fa, w, _JOB_VECTORS if vectors else _JOB_NONE, lower),
-               "Eigenvalues did not converge")
+        info = _syevd(fa, w, _JOB_VECTORS if vectors else _JOB_NONE, lower)
+        _invalid(info)
+        if info > 0:
+            raise np.linalg.LinAlgError("Eigenvalues did not converge")
         if vectors:
             _from_fortran(fa, n, n, out[p], 0, 0)
         for j in range(n):
             out[p, last, j] = w[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def svd(a, out, full_matrices, compute_uv):
     """gesdd of each ``a[q]`` ``[m, n]``: ``out[q]`` holds u's m rows, the singular values' row
     and vh's rows, zero-padded to one width; or, without ``compute_uv``, ``[1, k]``: the
@@ -290,7 +314,10 @@ def svd(a, out, full_matrices, compute_uv):
         for i in range(m * n):
             if np.isnan(fa[i]):
                 raise np.linalg.LinAlgError("SVD did not converge")
-        _check(_gesdd(fa, m, n, s, fu, ldu, fvt, ldvt, jobz), "SVD did not converge")
+        info = _gesdd(fa, m, n, s, fu, ldu, fvt, ldvt, jobz)
+        _invalid(info)
+        if info > 0:
+            raise np.linalg.LinAlgError("SVD did not converge")
         if compute_uv:
             _from_fortran(fu, m, mu, out[p], 0, 0)
             _from_fortran(fvt, nv, n, out[p], m + 1, 0)
@@ -298,7 +325,7 @@ def svd(a, out, full_matrices, compute_uv):
             out[p, srow, j] = s[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def qr(a, out, complete, r_only):
     """geqrf (and orgqr) of each ``a[q]`` ``[m, n]``: ``out[q]`` ``[m, mq + n]``, q in the
     first ``mq`` columns (``mq`` is m if ``complete``, else ``min(m, n)``) and r in the last
@@ -320,10 +347,10 @@ def qr(a, out, complete, r_only):
     tau = np.empty(k, np.float64)
     for p in range(q):
         _to_fortran(a[p], fa)
-        _check(_geqrf(fa, m, n, tau), "")
+        _invalid(_geqrf(fa, m, n, tau))
         for i in range(k):
             for j in range(i, n):
                 out[p, i, c0 + j] = fa[j * m + i]
         if not r_only:
-            _check(_orgqr(fa, m, mq, k, tau), "")
+            _invalid(_orgqr(fa, m, mq, k, tau))
             _from_fortran(fa, m, mq, out[p], 0, 0)

@@ -501,16 +501,17 @@ def gammaln64(x):
     return math.lgamma(x)
 
 
-# The positive root of digamma as a sum of two doubles, and the Taylor coefficients of digamma
-# about it: c_k = (-1)**(k+1) * zeta(k+1, root) (Hurwitz zeta, computed with mpmath at 50
-# digits), so that digamma(root + t) = sum c_k t**k, relative error < 1e-17 for |t| <= 1/8.
-_DIGAMMA_ROOT_HI = 1.4616321449683622
-_DIGAMMA_ROOT_LO = 9.549995429965697e-17
-_DIGAMMA_TAYLOR = (
-    0.9676722454476212, -0.4427631689835921, 0.258499760955651, -0.16394270544240652,
-    0.10782405069126237, -0.07219956125645471, 0.04880428816414311, -0.03316112647484736,
-    0.022597648232218104, -0.01542476590494896, 0.010538791616612175, -0.007204534386356869,
-    0.004926781395729853, -0.003369801655439328, 0.002305126326734928, -0.0015769367714301972)
+# SciPy's digamma on [1, 2] (cephes psi's digamma_imp_1_2, from Boost): digamma(x) =
+# (x - root) * (Y + P(x - 1) / Q(x - 1)), the positive root as a sum of three doubles, so that
+# the value keeps its relative accuracy at the root. Coefficients highest degree first.
+_DIGAMMA_Y = float(np.float32(0.99558162689208984))
+_DIGAMMA_ROOT = (1569415565.0 / 1073741824.0, (381566830.0 / 1073741824.0) / 1073741824.0,
+                 0.9016312093258695918615325266959189453125e-19)
+_DIGAMMA_P = (-0.0020713321167745952, -0.045251321448739056, -0.28919126444774784,
+              -0.65031853770896507, -0.32555031186804491, 0.25479851061131551)
+_DIGAMMA_Q = (-0.55789841321675513e-6, 0.0021284987017821144, 0.054151797245674225,
+              0.43593529692665969, 1.4606242909763515, 2.0767117023730469, 1.0)
+_EULER = 0.5772156649015329
 # B_2k / (2k) for k = 1..8 (Bernoulli numbers): digamma(x) ~ log x - 1/(2x) - sum B_2k/(2k x^2k)
 _DIGAMMA_ASYMPTOTIC = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12,
                        -3617 / 8160)
@@ -522,10 +523,12 @@ def digamma64(x):
     poles x = 0, -1, -2, ... except psi(+-0) = -+inf, nan at -inf, inf at inf).
 
     Negative x by reflection, psi(x) = psi(1 - x) - pi / tan(pi x), after reducing x to the
-    nearest integer's distance r (exact) so that tan(pi r) is accurate; x within 1/8 of the
-    positive root by the Taylor series about it (the other branches would cancel to an absolute
-    error there, not a relative one); otherwise the recurrence psi(x) = psi(x + 1) - 1/x up to
-    x >= 10, then the asymptotic series, whose next term is below 1e-17 there."""
+    nearest integer's distance r (exact) so that tan(pi r) is accurate (SciPy's fractional part
+    loses digits next to a pole). Then SciPy's (cephes psi) for x > 0: the harmonic sum at the
+    integers up to 10; x < 1 or x in (2, 10) moved into [1, 2] by the recurrence psi(x + 1) =
+    psi(x) + 1/x, where Boost's rational approximation about the positive root holds (equal
+    to SciPy's there, bit for bit; a recurrence up to 10 instead cancelled to 80 ulp near 2);
+    x >= 10 by the asymptotic series, whose next term is below 1e-17 there."""
     if x != x or x == np.inf:
         return x
     if x == -np.inf:
@@ -539,15 +542,29 @@ def digamma64(x):
             return np.nan
         result = -math.pi / math.tan(math.pi * r)
         x = 1.0 - x
-    t = (x - _DIGAMMA_ROOT_HI) - _DIGAMMA_ROOT_LO
-    if abs(t) <= 0.125:
-        p = 0.0
-        for k in range(len(_DIGAMMA_TAYLOR) - 1, -1, -1):
-            p = (p + _DIGAMMA_TAYLOR[k]) * t
-        return result + p
-    while x < 10.0:
+    if x <= 10.0 and x == np.floor(x):
+        i = 1.0
+        while i < x:
+            result += 1.0 / i
+            i += 1.0
+        return result - _EULER
+    if x < 1.0:
         result -= 1.0 / x
         x += 1.0
+    elif x < 10.0:
+        while x > 2.0:
+            x -= 1.0
+            result += 1.0 / x
+    if x <= 2.0:
+        g = ((x - _DIGAMMA_ROOT[0]) - _DIGAMMA_ROOT[1]) - _DIGAMMA_ROOT[2]
+        u = x - 1.0
+        p = 0.0
+        for k in range(len(_DIGAMMA_P)):
+            p = p * u + _DIGAMMA_P[k]
+        q = 0.0
+        for k in range(len(_DIGAMMA_Q)):
+            q = q * u + _DIGAMMA_Q[k]
+        return result + (g * _DIGAMMA_Y + g * (p / q))
     z = 1.0 / (x * x)
     s = 0.0
     for k in range(len(_DIGAMMA_ASYMPTOTIC) - 1, -1, -1):

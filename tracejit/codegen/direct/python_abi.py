@@ -53,7 +53,8 @@ _API = {  # C API function -> (return type, argument types)
 }
 # what an exception code from an adapter raises (0: none)
 _EXCEPTIONS = ("PyExc_TypeError", "PyExc_IndexError", "PyExc_ValueError",
-               "PyExc_ZeroDivisionError", "PyExc_OverflowError", "PyExc_RuntimeError")
+               "PyExc_ZeroDivisionError", "PyExc_OverflowError", "PyExc_RuntimeError",
+               "tracejit_exc_LinAlgError")
 _ARRAY, _FLOAT, _BOOL, _INT, _UINT = range(5)      # argument kinds in a descriptor
 _HEADER, _PER_ARG = 3, 5                           # descriptor words
 _B_PTR = 16                                        # a ctypes object's buffer pointer
@@ -79,6 +80,10 @@ def register_symbols():
     holder = ctypes.c_int64(id(np.ndarray))
     llvm.add_symbol("tracejit_type_ndarray", ctypes.addressof(holder))
     _HOLDERS["ndarray"] = holder
+    # NumPy's LinAlgError (a ValueError) has no C global: a pointer to the class of our own
+    holder = ctypes.c_int64(id(np.linalg.LinAlgError))
+    llvm.add_symbol("tracejit_exc_LinAlgError", ctypes.addressof(holder))
+    _HOLDERS["LinAlgError"] = holder
 
 
 _PROBE = (ctypes.c_int64 * 2)()
@@ -213,6 +218,8 @@ _BAD_ARGUMENTS = ("tracejit: a kernel was called with arguments of other types o
 
 
 def _exception_symbol(cls) -> str:
+    if issubclass(cls, np.linalg.LinAlgError):
+        return "tracejit_exc_LinAlgError"
     for exc in (IndexError, ValueError, ZeroDivisionError, OverflowError):
         if issubclass(cls, exc):
             return f"PyExc_{exc.__name__}"

@@ -138,6 +138,20 @@ def negative(x):
     return unary_op(ops.neg, x)
 
 
+def positive(x):
+    x = lift(x)
+    if dt(x).is_bool:
+        raise numpy_error(TypeError, "ufunc 'positive' did not contain a loop with signature "
+                          "matching types bool", "convert first, e.g. x.astype(np.int8)")
+    return x
+
+
+def conjugate(x):
+    """Real values are their own conjugate; a bool's is an int8, as NumPy's loop gives."""
+    x = lift(x)
+    return convert(x, dtypes.int8) if dt(x).is_bool else x
+
+
 def absolute(x):
     x = lift(x)
     return x if dt(x).is_bool or dt(x).is_unsigned else unary_op(ops.abs, x)
