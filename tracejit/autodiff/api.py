@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from ..driver import jit, leaf_key, program_of
-from ..driver.guards import Guards, contents_changed
+from ..driver.guards import Guards, contents_changed, reached_moved
 from ..ir import dtypes
 from ..driver.signature import typed
 from ..tracer.errors import ConcretizationError, call_error
@@ -365,8 +365,9 @@ def vjp(fn, *primals, has_aux=False):
             prepared = traces.get(key)
         except TypeError:
             key = None
-        if prepared is not None and contents_changed(prepared[0].constant_arrays):
-            prepared = None
+        if prepared is not None and (contents_changed(prepared[0].constant_arrays)
+                                     or reached_moved(prepared[0].reached)):
+            prepared = None      # (an array it took through an attribute was rebound)
     if prepared is None:
         keep = ints if inside or (key is not None and len(key) == 4) else frozenset()
         try:

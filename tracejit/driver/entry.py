@@ -45,6 +45,14 @@ class CompiledEntry:
         if not self._contiguous:
             self._run = _with_contiguous(self._run, len(self._external))
 
+    def rebind(self, swaps: dict) -> None:
+        """Pass ``swaps[id(old)]`` where the trace read ``old`` from outside (an attribute
+        rebound to an array of the same type: guards.ReachedArrays)."""
+        external = tuple(swaps.get(id(a), a) for a in self._external)
+        if any(n is not o for n, o in zip(external, self._external)):
+            self._external = external
+            self._guarded_of = self._guarded = None      # (made again with them)
+
     @property
     def guarded(self):
         """The fastest call, for JittedFunction's last-used entry: no Python-side checks; it

@@ -36,7 +36,8 @@ import numpy as np
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
                               self_attributes, subscripts)
 from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
-                                      global_names, is_library, liftable, stored_names)
+                                      global_names, is_library, liftable, resolve,
+                                      stored_names)
 
 _CONTENTS = attrgetter("cell_contents")
 _WRITES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
@@ -148,6 +149,76 @@ class ArrayContents:
             return None
         self._held = []                  # every trace is forgotten
         return out
+
+
+class ReachedArrays:
+    """The arrays traces took through attributes and containers (``model.layers[i].W`` of a
+    global model, a static argument's, a jitted method's ``self``'s: Traced.reached), read
+    again by their paths at every call (external_arrays.resolve), since rebinding one
+    (``layer.W = layer.W - lr * dW``) keeps every identity the guards check. One rebound to
+    an array of the same type, dtype and shape is passed in its place (``moved``'s swaps: no
+    trace again); any other change (another shape, a layer appended to the list the code
+    iterates, one the trace left a constant, two paths to one array now apart) traces
+    again."""
+
+    def __init__(self):
+        self._held: list = []            # [array, label, paths, is a parameter]
+
+    def __bool__(self) -> bool:
+        return bool(self._held)
+
+    def add(self, reached: list) -> None:
+        self._held += [[a, label, paths, param] for label, a, paths, param in reached]
+
+    def any_moved(self) -> bool:
+        return any(resolve(p) is not rec[0] for rec in self._held for p in rec[2])
+
+    def moved(self):
+        """None if every path holds its array still; else (swaps: {id(old): new}, changes:
+        [(label, why)] that must trace again), the swapped ones remembered."""
+        if not self.any_moved():
+            return None
+        swaps: dict = {}
+        changes: list = []
+        for rec in self._held:
+            old, label, paths, param = rec
+            now = [resolve(p) for p in paths]
+            if all(v is old for v in now):
+                continue
+            new = now[0]
+            if not param or any(v is not new for v in now) or not _same_kind(old, new) \
+                    or swaps.get(id(old), new) is not new:
+                changes.append((label, "defined" if old is MISSING else
+                                "deleted" if new is MISSING else
+                                f"rebound to another {type(new).__name__}"
+                                + (f" of shape {new.shape}" if isinstance(new, np.ndarray)
+                                   else "")))
+                continue
+            swaps[id(old)] = new
+        for rec in self._held:
+            # one array two traces (or the same one after a swap) took by different paths,
+            # now apart: the programs cannot tell them apart
+            if id(rec[0]) in swaps and any(resolve(p) is not swaps[id(rec[0])]
+                                           for p in rec[2]):
+                changes.append((rec[1], "rebound, apart from another path to the array"))
+        if changes:
+            return {}, changes
+        for rec in self._held:
+            if id(rec[0]) in swaps:
+                rec[0] = swaps[id(rec[0])]
+        return swaps, []
+
+
+def _same_kind(old, new) -> bool:
+    """``new`` can be passed where the program takes ``old``."""
+    return (liftable(new) and type(new) is type(old) and new.dtype == old.dtype
+            and new.shape == old.shape
+            and (new.flags.c_contiguous or not old.flags.c_contiguous))
+
+
+def reached_moved(reached: list) -> bool:
+    """Whether an array of ``Traced.reached`` is no longer where the trace found it."""
+    return any(resolve(p) is not a for _, a, paths, _ in reached for p in paths)
 
 
 def contents_changed(constant_arrays: list) -> bool:

@@ -20,7 +20,7 @@ from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
 from .backend import compile_function
-from .guards import ArrayContents, Guards
+from .guards import ArrayContents, Guards, ReachedArrays
 from .entry import CompiledEntry
 from .lowered import Lowered
 from .methods import BoundSelf, ClassSelf, object_state, unwrap_self
@@ -55,6 +55,9 @@ class JittedFunction:
         # Arrays traces left constants (guards.ArrayContents), checked at every call; None
         # while there are none, so the common call pays one identity check
         self._contents: ArrayContents | None = None
+        # Arrays traces took through attributes and containers, read again by their paths at
+        # every call (guards.ReachedArrays); None while there are none
+        self._reached: ReachedArrays | None = None
         self._guard_changes: list = []
         self._selves: list = []       # a jitted method's instances traced, for the guards
         self.trace_count = 0
@@ -111,6 +114,9 @@ class JittedFunction:
             changes = contents.changed()
             if changes is not None:
                 self._forget(changes)
+        reached = self._reached
+        if reached is not None and reached.any_moved():
+            self._moved(reached)
         if not kwargs:
             # Fastest path: the entry used last, for positional ndarray arguments. Its compiled
             # code checks dtypes and shapes and raises if they are not its own; the types are
@@ -177,9 +183,12 @@ class JittedFunction:
             return fn(*a, **k)     # (a closure over fn: trace() follows it to fn's globals)
 
         statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
+        # the arrays in a static argument's attributes and containers, and in those of a
+        # jitted method's self, are read at every call as a global object's are
+        reach = statics + [("self", a.obj) for a in dyn_args[:1] if type(a) is BoundSelf]
         return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
                      names, statics, writes_back=True, layouts=layouts, external_arrays=True,
-                     outside=outside)
+                     outside=outside, reach=tuple(reach))
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
         """Trace and compile for ``key`` (None: for the arguments' own layouts, not cached
@@ -206,6 +215,10 @@ class JittedFunction:
         guards.settle()
         self.trace_count += 1
         self._guards = guards or None
+        if traced.reached:
+            if self._reached is None:
+                self._reached = ReachedArrays()
+            self._reached.add(traced.reached)
         if traced.constant_arrays:
             if self._contents is None:
                 self._contents = ArrayContents()
@@ -227,6 +240,21 @@ class JittedFunction:
                                                           key)
         return Lowered(entry, self.remat)
 
+    def _moved(self, reached: ReachedArrays) -> None:
+        """An array the traces took through an attribute or a container was rebound: pass
+        the new one where it fits the programs, else trace again (guards.ReachedArrays)."""
+        with self._lock:
+            moved = reached.moved()
+            if moved is None:
+                return
+            swaps, changes = moved
+            if changes:
+                self._forget(changes)
+                return
+            for entry in list(self._cache.values()) + list(self._layouts.values()):
+                entry.rebind(swaps)
+            self._last = None
+
     def _forget(self, changes: list) -> None:
         """A global or closure value the traces read has changed: trace again on the next
         call, whatever the arguments (guards.py)."""
@@ -236,12 +264,14 @@ class JittedFunction:
             self._layouts.clear()
             self._last = None
             self._contents = None
+            self._reached = None
             self._selves = []
             self._guard_changes = self._guard_changes + changes
 
     def clear_cache(self):
         with self._lock:
             self._contents = None
+            self._reached = None
             self._selves = []
             self._cache.clear()
             self._fast.clear()

@@ -26,8 +26,11 @@ into its globals or its enclosing function's variables (``global step``, ``nonlo
 is no ndarray), and every array of a trace in which Python code needed a value (``if W[0] >
 0``, ``W.tolist()``): that trace is made again with them as constants (trace_function.py).
 Rebinding a name (``W = new``) or a guarded attribute (``cfg.scale = new``) is seen by the
-guards (driver/guards.py), which follow the same functions; rebinding an item of a container
-read with a computed key (``layers[i] = new``) is not.
+guards (driver/guards.py), which follow the same functions; an array reached otherwise is read
+again by its path (``resolve``) at every call (guards.ReachedArrays: ``layer.W = new`` in a
+loop over ``model.layers``, ``layers[i] = new``, a layer appended). A view Python made of a
+reached array (``layer.W.T``) is that array's tracer viewed (``view_of``); what Python code
+computes from one itself (``layer.b.sum()``, ``if layer.mask[0]:``) stays fixed.
 """
 from __future__ import annotations
 
@@ -262,6 +265,12 @@ class ExternalArrays:
         # ``named``: the code names it (the caller's guards found it), so Python code may
         # read its values too (if cfg.flags[0]:): a small one is also checked for changes.
         self._outside: dict = {}
+        # id -> [(root, steps)]: where ``reach`` found each (``resolve`` reads it again), so
+        # that the caller sees one rebound (``layer.W = layer.W - lr * dW``, a layer appended
+        # to the list the code iterates) in those it used (``reached``)
+        self._paths: dict = {}
+        self._used: dict = {}            # id -> the array, of those an op took
+        self._by_owner = None            # (len(_outside), {id(memory owner): arrays})
         self._visited = 0
         for label, array in outside:
             self._outside.setdefault(id(array), (array, label, True))
@@ -269,18 +278,24 @@ class ExternalArrays:
     def shadow(self, fn):
         return Shadows(self.lift, self.reach).of(fn)
 
-    def reach(self, value, label: str, depth: int = 0) -> None:
+    def reach(self, value, label: str, depth: int = 0, path=None) -> None:
         """Note the writeable arrays held by ``value`` (a global or closure value of the
-        user's code that is no array itself): its items if it is a list, tuple or dict, its
-        own attributes if it is an object, to ``REACH_DEPTH`` levels, ``REACH_ITEMS`` of
-        each (``layers[i]`` in a loop, ``model.layers[0].W``)."""
+        user's code that is no array itself, a static argument, a jitted method's ``self``):
+        its items if it is a list, tuple or dict, its own attributes if it is an object, to
+        ``REACH_DEPTH`` levels, ``REACH_ITEMS`` of each (``layers[i]`` in a loop,
+        ``model.layers[0].W``), with the path to each (``resolve``)."""
         if depth >= REACH_DEPTH or self._visited >= REACH_OBJECTS:
             return
         self._visited += 1
+        root, steps = (value, ()) if path is None else path
         if type(value) in (list, tuple):
-            items = ((f"{label}[{i}]", v) for i, v in enumerate(value[:REACH_ITEMS]))
+            n = len(value)
+            items = ((f"{label}[{i}]", ("item", i, n), v)
+                     for i, v in enumerate(value[:REACH_ITEMS]))
         elif type(value) is dict:
-            items = ((f"{label}[{k!r}]", v) for k, v in list(value.items())[:REACH_ITEMS])
+            n = len(value)
+            items = ((f"{label}[{k!r}]", ("key", k, n), v)
+                     for k, v in list(value.items())[:REACH_ITEMS])
         elif isinstance(value, (types.ModuleType, type, types.FunctionType, types.MethodType,
                                 np.generic, str, bytes, int, float, complex, bool)) \
                 or value is None:
@@ -289,15 +304,21 @@ class ExternalArrays:
             try:
                 d = object.__getattribute__(value, "__dict__")
             except AttributeError:
-                return
+                d = {}
             if type(d) is not dict:
                 return
-            items = ((f"{label}.{k}", v) for k, v in list(d.items())[:REACH_ITEMS])
-        for name, v in items:
+            # (a slotted class's attributes too: its slots' descriptors run no user code)
+            own = [(k, ("attr", k, None), v) for k, v in d.items()] + [
+                (k, ("slot", k, None), v) for k, v in _slot_values(value)]
+            items = ((f"{label}.{k}", step, v) for k, step, v in own[:REACH_ITEMS])
+        for name, step, v in items:
             if liftable(v):
                 self._outside.setdefault(id(v), (v, name, False))
+                paths = self._paths.setdefault(id(v), [])
+                if len(paths) < 4:
+                    paths.append((root, steps + (step,)))
             else:
-                self.reach(v, name, depth + 1)
+                self.reach(v, name, depth + 1, (root, steps + (step,)))
 
     def found(self, array):
         """The tracer for ``array`` if it is one of the arrays reached from outside (else
@@ -307,7 +328,68 @@ class ExternalArrays:
         if entry is None or entry[0] is not array:
             return None
         out = self.lift(array, entry[1].split(".")[-1].split("[")[0], entry[1])
+        self._used[id(array)] = array
         return out if isinstance(out, Tracer) else None
+
+    def view_of(self, array):
+        """The tracer for ``array`` if it is a view of one of the arrays reached from outside
+        (``layer.W.T``, ``cfg.table[:, 0]``, ``params["W"].reshape(-1)``: Python code made
+        it from the array itself), else None: that array's tracer viewed the same way, so
+        that a change in place is seen through the view too (baked in, it was not)."""
+        owner = array.base
+        if owner is None or array.size == 0:
+            return None
+        by_owner = self._by_owner
+        if by_owner is None or by_owner[0] != len(self._outside):
+            index: dict = {}
+            for a, _, _ in self._outside.values():
+                index.setdefault(id(a if a.base is None else a.base), []).append(a)
+            by_owner = self._by_owner = (len(self._outside), index)
+        for r in by_owner[1].get(id(owner), ()):
+            if r.dtype != array.dtype or not r.flags.c_contiguous or r.size == 0:
+                continue
+            size = r.itemsize
+            start = (array.__array_interface__["data"][0]
+                     - r.__array_interface__["data"][0])
+            if start % size or any(st % size for st in array.strides):
+                continue
+            start //= size
+            steps = [st // size for st in array.strides]
+            low = start + sum(min(0, st) * (n - 1) for st, n in zip(steps, array.shape))
+            high = start + sum(max(0, st) * (n - 1) for st, n in zip(steps, array.shape))
+            if low < 0 or high >= r.size:
+                continue
+            t = self.found(r)
+            if t is None:
+                return None
+            if start == 0 and array.ndim == r.ndim and array.ndim > 1:
+                # a transpose (W.T, np.transpose(W, axes)): the axes whose strides these are
+                rs = [st // size for st in r.strides]
+                perm = [rs.index(st) if st in rs else -1 for st in steps]
+                if sorted(perm) == list(range(r.ndim)) and \
+                        [r.shape[k] for k in perm] == list(array.shape):
+                    return t.transpose(perm)
+            # any other view: the elements it addresses, gathered from the flat array
+            flat = np.full(array.shape, start, np.int64)
+            for d, (st, n) in enumerate(zip(steps, array.shape)):
+                shape = [1] * array.ndim
+                shape[d] = n
+                flat = flat + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+            return t.reshape(-1)[flat]
+        return None
+
+    def reached(self) -> list:
+        """(label, array, its paths, whether it is a parameter) of each array an op took
+        through attributes and containers, for the caller to read again at every call
+        (``resolve``): one rebound (``layer.W = new``, ``layers.append(l)``) is passed in
+        its place, or traces again."""
+        out = []
+        for key, array in self._used.items():
+            paths = self._paths.get(key)
+            if paths:
+                out.append((self._outside[key][1], array, tuple(paths),
+                            key in self._by_id))
+        return out
 
     def constants_after(self) -> list:
         """``constants`` with the small named arrays no op made a parameter: Python code may
@@ -356,3 +438,58 @@ class ExternalArrays:
             if tracer._val is not first:
                 return label, self.trace.written_at.get(id(tracer))
         return None
+
+
+def resolve(path):
+    """What the path ``reach`` found an array by (root, steps) holds now, or MISSING: read
+    from own ``__dict__``s (never a property) and plain containers, the length of each
+    container on the way as it was (a layer appended to the list the code iterates)."""
+    value, steps = path
+    for kind, k, n in steps:
+        if kind == "attr":
+            try:
+                d = object.__getattribute__(value, "__dict__")
+            except AttributeError:
+                return MISSING
+            if type(d) is not dict:
+                return MISSING
+            value = d.get(k, MISSING)
+        elif kind == "slot":
+            value = dict(_slot_values(value)).get(k, MISSING)
+        elif kind == "item":
+            if type(value) not in (list, tuple) or len(value) != n:
+                return MISSING
+            value = value[k]
+        else:
+            if type(value) is not dict or len(value) != n:
+                return MISSING
+            value = value.get(k, MISSING)
+        if value is MISSING:
+            return MISSING
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _slots(cls) -> tuple:
+    """(attribute name, member descriptor) of the slots of ``cls`` and its bases."""
+    out = []
+    for c in cls.__mro__:
+        names = c.__dict__.get("__slots__", ())
+        for k in (names,) if isinstance(names, str) else names:
+            if k.startswith("__") and not k.endswith("__"):
+                k = f"_{c.__name__.lstrip('_')}{k}"
+            member = c.__dict__.get(k)
+            if type(member) is types.MemberDescriptorType:
+                out.append((k, member))
+    return tuple(out)
+
+
+def _slot_values(value) -> list:
+    """(name, value) of the slots ``value`` has assigned."""
+    out = []
+    for k, member in _slots(type(value)):
+        try:
+            out.append((k, member.__get__(value, type(value))))
+        except AttributeError:           # a slot not assigned
+            pass
+    return out

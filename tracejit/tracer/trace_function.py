@@ -72,6 +72,10 @@ class Traced:
     constant_arrays: list = field(default_factory=list)
     # The names of the arrays read from outside (global W) among ``captured``, for messages
     captured_names: list = field(default_factory=list)
+    # Arrays ops took through attributes and containers (layers[i].W): (label, array, the
+    # paths to it, whether it is among ``captured``), which the caller reads again at every
+    # call (external_arrays.reached)
+    reached: list = field(default_factory=list)
 
     @property
     def n_results(self) -> int:
@@ -84,7 +88,7 @@ class Traced:
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
           roots: tuple = (), writes_back: bool = False, layouts: bool = False,
           context: str = _UNDER_TRANSFORM, external_arrays: bool = False,
-          outside: tuple = ()) -> Traced:
+          outside: tuple = (), reach: tuple = ()) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
@@ -98,12 +102,14 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     Python code needed one's values, ``fn`` is traced again with the small ones as constants
     (``Traced.constant_arrays``, whose contents the caller checks), then with all.
     ``outside``: (label, array) of arrays the caller found ``fn`` reads through attributes
-    and containers (``cfg.scale``, ``params["W"]``: its guards), made parameters as well."""
+    and containers (``cfg.scale``, ``params["W"]``: its guards), made parameters as well.
+    ``reach``: (label, value) of other objects whose arrays are read at every call as those
+    of globals are (a static argument, a jitted method's ``self``)."""
     if not (external_arrays and current_trace() is None):
         return _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
                       None)
     once = functools.partial(_trace, fn, args, kwargs, name, arg_names, roots, writes_back,
-                             layouts, context, outside=outside)
+                             layouts, context, outside=outside, reach=reach)
     try:
         return once(1)
     except _NeedsConstants as e:
@@ -125,7 +131,7 @@ class _NeedsConstants(Exception):
 
 
 def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
-           constant_below, outside=()) -> Traced:
+           constant_below, outside=(), reach=()) -> Traced:
     """One trace; ``constant_below``: None to leave every array ``fn`` reads from outside a
     constant, else lift those of at least this many elements."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
@@ -144,6 +150,9 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         externals = (ExternalArrays(tr, _param_name, constant_below, outside)
                      if constant_below is not None else None)
         tr.external = externals
+        if externals is not None:
+            for label, value in reach:
+                externals.reach(value, label)
         run = externals.shadow(fn) if externals else fn
         made = concretizations()
         try:
@@ -205,6 +214,9 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
                   externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
+    if externals is not None:
+        ids = {id(a) for a in captured}
+        traced.reached = [r for r in externals.reached() if not r[3] or id(r[1]) in ids]
     return traced
 
 

@@ -89,7 +89,12 @@ def outside_array(array):
     if not _stack.traces:
         return None
     external = _stack.traces[0].external
-    return None if external is None else external.found(array)
+    if external is None:
+        return None
+    found = external.found(array)
+    if found is None and array.base is not None:
+        found = external.view_of(array)       # (layer.W.T, cfg.table[:, 0])
+    return found
 
 
 def check_alive(tracer) -> None:
