@@ -226,3 +226,20 @@ def test_optimizer_state_of_another_model_names_the_update_line():
         opt.update([np.ones(4)], state, params)
     msg = str(info.value)
     assert line in msg and "init(params)" in msg, msg
+
+
+def test_a_transform_of_something_not_callable_is_refused_where_it_is_made():
+    """grad(3) and vjp(x, f) failed only when called, with "'int' object is not callable"."""
+    for make in (lambda: tracejit.grad(3), lambda: tracejit.jacfwd(np.ones(2)),
+                 lambda: tracejit.hessian(None), lambda: tracejit.value_and_grad(1.5)):
+        with pytest.raises(TypeError, match="expected a function to differentiate"):
+            make()
+    with pytest.raises(TypeError, match=r"vjp\(f, x\)"):
+        tracejit.vjp(np.ones(3), np.sin)
+
+
+def test_a_string_or_float_index_raises_numpys_index_error_naming_the_line():
+    for index in ("a", 1.5):
+        with pytest.raises(IndexError, match="valid indices") as info:
+            tracejit.jit(lambda x: x[index])(np.ones(3))
+        assert os.path.basename(__file__) in str(info.value)

@@ -78,6 +78,18 @@ def run(fn, inputs: list) -> list:
                            for x, p in zip(inputs, fn.params)])
 
 
+def _callable(fn, what: str):
+    """A transform of something that is not a function failed only when called, with Python's
+    "'int' object is not callable" (grad(3), vjp(x, f) with the arguments swapped)."""
+    if not callable(fn):
+        raise call_error(f"tracejit.{what}: expected a function to differentiate, got "
+                         f"{type(fn).__name__}",
+                         "pass the function first: " + {"vjp": "vjp(f, x)",
+                                                         "jvp": "jvp(f, (x,), (v,))"}.get(
+                             what, f"{what}(f)(x)"))
+    return fn
+
+
 def _name(fn) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
@@ -283,6 +295,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
 
 def value_and_grad(fn, argnums=0, has_aux=False):
     """f(*args) -> (f(*args), gradient); with has_aux, ((value, aux), gradient)."""
+    _callable(fn, "value_and_grad")
     core = _value_and_grad_traced(fn, argnums, has_aux, "value_and_grad")
 
     def traced(*args, **kwargs):
@@ -296,6 +309,7 @@ def value_and_grad(fn, argnums=0, has_aux=False):
 def grad(fn, argnums=0, has_aux=False):
     """The gradient of a float-scalar function with respect to args[argnums] (pytrees keep
     their structure); with has_aux, (gradient, aux)."""
+    _callable(fn, "grad")
     core = _value_and_grad_traced(fn, argnums, has_aux, "grad")
 
     def traced(*args, **kwargs):
@@ -351,6 +365,7 @@ def vjp(fn, *primals, has_aux=False):
     Integer and bool primals that are Python numbers or NumPy scalars stay concrete, as in
     JAX (``range(n)``): inside a trace always, on concrete arrays where the trace needs them
     (then their values are part of the cache key)."""
+    _callable(fn, "vjp")
     leaves, in_tree = flatten((primals, {}))
     ints = frozenset(i for i, x in enumerate(leaves) if _is_scalar(x, floats=False))
     values = tuple(typed(leaves[i]) for i in sorted(ints))
@@ -455,6 +470,7 @@ def _check_jvp_arguments(primals, tangents):
 
 def jvp(fn, primals, tangents):
     """(fn(*primals), the directional derivative of fn at primals along tangents)."""
+    _callable(fn, "jvp")
     _check_jvp_arguments(primals, tangents)
     if current_trace() is not None:
         return _jvp_traced(fn, primals, tangents)
@@ -531,6 +547,7 @@ def jacrev(fn, argnums=0):
     """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape, or, for
     an argument that is a pytree of arrays (a dict of parameters), that pytree of Jacobians,
     as JAX's (a tuple of them for a tuple of argnums)."""
+    _callable(fn, "jacrev")
     if not isinstance(argnums, int):
         return _each_argnum(jacrev, fn, argnums)
 
@@ -562,6 +579,7 @@ def jacfwd(fn, argnums=0, _pytree_output=False):
     a pytree output (jacrev's for a pytree argument or a tuple of argnums) gives that pytree,
     each leaf the Jacobian of that output leaf, with the tuple over argnums innermost, as
     JAX's (it was refused: hessian of a dict of parameters failed)."""
+    _callable(fn, "jacfwd")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jac(*args, **kwargs):
@@ -612,6 +630,7 @@ def _jacfwd_leaves(fn, args, kwargs, argnum, pytree_output):
 def hessian(fn, argnums=0):
     """The Hessian of fn's scalar output w.r.t. args[argnums]: jacfwd of jacrev, as JAX's
     (forward over reverse: one Jacobian-vector product per input element of the gradient)."""
+    _callable(fn, "hessian")
     return jacfwd(jacrev(fn, argnums), argnums, _pytree_output=True)
 
 

@@ -131,7 +131,15 @@ def getitem(x: Tracer, key):
             adv.append((len(out_shape), k))
             out_shape.append(n)
         else:
-            raise unsupported(f"an index of type {type(k).__name__}",
+            if isinstance(k, (bool, np.bool_)) or (isinstance(k, np.ndarray)
+                                                    and k.dtype == np.bool_):
+                # valid in NumPy (x[True] adds an axis), not traced here
+                raise unsupported(f"an index of type {type(k).__name__}",
+                                  "use ints, slices, None, Ellipsis or integer arrays")
+            # (NumPy's own error: x["a"] and x[1.5] are no indices there either)
+            raise numpy_error(IndexError, "only integers, slices (`:`), ellipsis (`...`), "
+                              "numpy.newaxis (`None`) and integer or boolean arrays are valid "
+                              f"indices, got {type(k).__name__}",
                               "use ints, slices, None, Ellipsis or integer arrays")
         dim += 1
 
