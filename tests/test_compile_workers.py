@@ -32,11 +32,9 @@ def _arguments():
     return (rng.standard_normal((6, 7)), rng.standard_normal((6, 7)))
 
 
-@pytest.fixture
-def workers(tmp_path, monkeypatch):
-    """One worker process and an empty disk cache of this test's own; kernels compiled by
-    Numba (direct_workers: by codegen/direct)."""
-    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+def _one_worker(cache_dir: str, monkeypatch):
+    """One worker process, compiling into ``cache_dir``; kernels compiled by Numba."""
+    monkeypatch.setattr(config, "cache_dir", cache_dir)
     monkeypatch.setattr(config, "compile_workers", 1)
     monkeypatch.setattr(config, "direct", False)     # workers compile Numba's kernels
     monkeypatch.setattr(compile_workers, "MIN_KERNELS", 2)
@@ -44,32 +42,25 @@ def workers(tmp_path, monkeypatch):
         worker.hello()            # started and ready: it takes a kernel as soon as asked
 
 
+@pytest.fixture(scope="module")
+def _shared_cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("workers"))
+
+
+@pytest.fixture
+def workers(_shared_cache, monkeypatch):
+    """One worker process and a disk cache that this module's tests share, so that the
+    worker one test started serves the next (a worker compiles into one folder: a folder of
+    each test's own started a process for each test); kernels compiled by Numba
+    (direct_workers: by codegen/direct). Each test compiles kernels no other test compiles
+    (``_four_kernels``): none of them is in the cache before the test asks for it."""
+    _one_worker(_shared_cache, monkeypatch)
+
+
 def _check(f, args):
     got = tracejit.jit(f, tiered=False)(*args)
     for g, want in zip(got, f(*args)):
         np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12)
-
-
-def test_kernels_compiled_by_a_worker_process_give_the_results_of_numpy(workers):
-    before = compile_workers.compiled_by_workers()
-    _check(_four_kernels(1), _arguments())
-    assert compile_workers.compiled_by_workers() > before
-
-
-@pytest.mark.parametrize("background", [False, True])
-def test_a_worker_that_dies_costs_only_time(background, workers, monkeypatch):
-    # (in the background this thread leaves the kernels to the worker, then compiles them)
-    def dying(self, source, sig):
-        asked.append(source)
-        self.proc.kill()
-        self.proc.wait()
-        return original(self, source, sig)
-    original, asked = compile_workers.Worker.compile, []
-    monkeypatch.setattr(compile_workers.Worker, "compile", dying)
-    before = compile_workers.compiled_by_workers()
-    with compile_workers.in_background() if background else contextlib.nullcontext():
-        _check(_four_kernels(9 if background else 2), _arguments())
-    assert asked and compile_workers.compiled_by_workers() == before
 
 
 def _numba_files(source: str) -> list:
@@ -81,11 +72,14 @@ def _direct_files(source: str) -> list:
     return list((cache.cache_dir() / "direct").glob("*.o"))
 
 
-@pytest.mark.parametrize("files", [_numba_files, _direct_files], ids=["numba", "direct"])
-def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(files, workers,
-                                                                    monkeypatch):
+@pytest.mark.parametrize("files", [_direct_files, _numba_files], ids=["direct", "numba"])
+def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(files, _shared_cache,
+                                                                    tmp_path, monkeypatch):
     # The worker compiles, then its cache files are damaged before the parent loads them: the
-    # parent finds the checksums wrong and compiles the kernel itself.
+    # parent finds the checksums wrong and compiles the kernel itself. (_direct_files is every
+    # machine code file of the folder, the Python wrapper the kernels share too: an empty
+    # folder of the test's own, not the module's.)
+    _one_worker(str(tmp_path) if files is _direct_files else _shared_cache, monkeypatch)
     monkeypatch.setattr(config, "direct", files is _direct_files)
     damaged = set()
 
@@ -100,6 +94,12 @@ def test_machine_code_a_worker_wrote_is_checked_before_it_is_loaded(files, worke
     before = compile_workers.compiled_by_workers()
     _check(_four_kernels(3 if files is _numba_files else 7), _arguments())
     assert damaged and compile_workers.compiled_by_workers() == before
+
+
+def test_kernels_compiled_by_a_worker_process_give_the_results_of_numpy(workers):
+    before = compile_workers.compiled_by_workers()
+    _check(_four_kernels(1), _arguments())
+    assert compile_workers.compiled_by_workers() > before
 
 
 def test_a_worker_that_cannot_start_costs_nothing(tmp_path, monkeypatch):
@@ -124,9 +124,10 @@ def direct_workers(workers, monkeypatch):
 def test_kernels_compiled_directly_by_a_worker_process_give_the_results_of_numpy(
         direct_workers):
     before = compile_workers.compiled_by_workers()
+    objects = set((cache.cache_dir() / "direct").glob("*.o"))
     _check(_four_kernels(6), _arguments())
     assert compile_workers.compiled_by_workers() > before
-    assert list((cache.cache_dir() / "direct").glob("*.o"))
+    assert set((cache.cache_dir() / "direct").glob("*.o")) - objects
 
 
 def test_a_background_compile_leaves_every_kernel_to_the_worker(direct_workers, monkeypatch):
@@ -144,6 +145,22 @@ def test_a_background_compile_leaves_every_kernel_to_the_worker(direct_workers, 
         _check(_four_kernels(8), _arguments())
     # this thread compiles nothing: a compile here would share the GIL with the user's steps
     assert here == [] and compile_workers.compiled_by_workers() - before == 4
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_worker_that_dies_costs_only_time(background, workers, monkeypatch):
+    # (in the background this thread leaves the kernels to the worker, then compiles them)
+    def dying(self, source, sig):
+        asked.append(source)
+        self.proc.kill()
+        self.proc.wait()
+        return original(self, source, sig)
+    original, asked = compile_workers.Worker.compile, []
+    monkeypatch.setattr(compile_workers.Worker, "compile", dying)
+    before = compile_workers.compiled_by_workers()
+    with compile_workers.in_background() if background else contextlib.nullcontext():
+        _check(_four_kernels(9 if background else 2), _arguments())
+    assert asked and compile_workers.compiled_by_workers() == before
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """The on-disk kernel cache: reuse across processes, corrupt entries rebuilt, and no new
 compilation at a new batch size."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -33,9 +34,45 @@ def _run(cache_dir, direct="0"):
     return int(words[words.index("compiled") + 1]), int(words[words.index("loaded") + 1])
 
 
-def test_a_new_process_loads_kernels_from_disk_and_corrupt_entries_are_rebuilt(tmp_path):
-    compiled, _ = _run(tmp_path)
+def _cold(tmp_path_factory, direct):
+    """A cache folder that one process running SCRIPT filled from empty, and what it
+    compiled."""
+    folder = tmp_path_factory.mktemp(f"cold-direct{direct}")
+    compiled, _ = _run(folder, direct=direct)
     assert compiled > 0
+    return folder, compiled
+
+
+# The tests below each start from a copy of the folder a first, cold process left (compiling
+# into an empty folder once per module, not once per test). shutil.copytree keeps the files'
+# times, and with them Numba's index stamps.
+@pytest.fixture(scope="module")
+def _numba_cold(tmp_path_factory):
+    return _cold(tmp_path_factory, "0")
+
+
+@pytest.fixture(scope="module")
+def _direct_cold(tmp_path_factory):
+    return _cold(tmp_path_factory, "1")
+
+
+@pytest.fixture
+def numba_cold(_numba_cold, tmp_path):
+    """tmp_path holding what a first process compiled with Numba from an empty folder."""
+    shutil.copytree(_numba_cold[0], tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+@pytest.fixture
+def direct_cold(_direct_cold, tmp_path):
+    """(tmp_path holding the machine code a first process compiled directly from an empty
+    folder, how many kernels it compiled)."""
+    shutil.copytree(_direct_cold[0], tmp_path, dirs_exist_ok=True)
+    return tmp_path, _direct_cold[1]
+
+
+def test_a_new_process_loads_kernels_from_disk_and_corrupt_entries_are_rebuilt(numba_cold):
+    tmp_path = numba_cold                        # after a first process compiled into it
     compiled, loaded = _run(tmp_path)
     assert compiled == 0 and loaded > 0
     folder = next(p for p in tmp_path.iterdir() if p.is_dir())
@@ -46,6 +83,19 @@ def test_a_new_process_loads_kernels_from_disk_and_corrupt_entries_are_rebuilt(t
     compiled, _ = _run(tmp_path)
     assert compiled > 0
     assert "garbage" not in sources[0].read_text()
+    compiled, loaded = _run(tmp_path)
+    assert compiled == 0 and loaded > 0
+
+
+def test_a_checksum_record_that_is_json_but_not_checksums_is_rebuilt(numba_cold):
+    """Valid JSON that is not a name -> digest map is as corrupt as invalid JSON (a number
+    crashed every later process)."""
+    tmp_path = numba_cold                        # after a first process compiled into it
+    assert list(tmp_path.rglob("_tracejit_k_*.sums"))
+    for k, sums in enumerate(sorted(tmp_path.rglob("_tracejit_k_*.sums"))):
+        sums.write_text(["0", '{"a": 1}', "[1, 2]"][k % 3])
+    compiled, _ = _run(tmp_path)
+    assert compiled > 0
     compiled, loaded = _run(tmp_path)
     assert compiled == 0 and loaded > 0
 
@@ -180,9 +230,9 @@ def test_an_unchecked_numba_version_loads_through_numbas_own_path(warm_cache):
         "0", "refreshed", "True"]
 
 
-def test_a_new_process_loads_direct_kernels_as_machine_code_and_rebuilds_corrupt_ones(tmp_path):
-    compiled, _ = _run(tmp_path, direct="1")
-    assert compiled > 0
+def test_a_new_process_loads_direct_kernels_as_machine_code_and_rebuilds_corrupt_ones(
+        direct_cold):
+    tmp_path, _ = direct_cold                    # after a first process compiled into it
     compiled, kernels = _run(tmp_path, direct="1")
     assert compiled == 0 and kernels > 0
     objects = sorted(tmp_path.rglob("direct/*.o"))
@@ -193,6 +243,18 @@ def test_a_new_process_loads_direct_kernels_as_machine_code_and_rebuilds_corrupt
     assert compiled == kernels and loaded == 0
     compiled, loaded = _run(tmp_path, direct="1")
     assert compiled == 0 and loaded == kernels
+
+
+def test_machine_code_replaced_by_a_link_to_an_endless_file_is_compiled_again(direct_cold):
+    """A cache file is read only if it is a regular file, to its size: a planted link to
+    /dev/zero read forever, until the memory ran out."""
+    tmp_path, kernels = direct_cold              # after a first process compiled into it
+    assert list(tmp_path.rglob("direct/*.o"))
+    for path in tmp_path.rglob("direct/*.o"):
+        path.unlink()
+        path.symlink_to("/dev/zero")
+    compiled, loaded = _run(tmp_path, direct="1")
+    assert compiled == kernels and loaded == 0
 
 
 MATMUL_SCRIPT = textwrap.dedent("""
@@ -224,26 +286,3 @@ def test_a_warm_process_loads_the_shared_functions_a_direct_kernel_calls(tmp_pat
         next(tmp_path.rglob(f"direct/{digest}.o")).unlink()
     assert run() == (1, 0)
     assert run() == (0, 1)
-
-
-def test_a_checksum_record_that_is_json_but_not_checksums_is_rebuilt(tmp_path):
-    """Valid JSON that is not a name -> digest map is as corrupt as invalid JSON (a number
-    crashed every later process)."""
-    _run(tmp_path)
-    for k, sums in enumerate(sorted(tmp_path.rglob("_tracejit_k_*.sums"))):
-        sums.write_text(["0", '{"a": 1}', "[1, 2]"][k % 3])
-    compiled, _ = _run(tmp_path)
-    assert compiled > 0
-    compiled, loaded = _run(tmp_path)
-    assert compiled == 0 and loaded > 0
-
-
-def test_machine_code_replaced_by_a_link_to_an_endless_file_is_compiled_again(tmp_path):
-    """A cache file is read only if it is a regular file, to its size: a planted link to
-    /dev/zero read forever, until the memory ran out."""
-    kernels, _ = _run(tmp_path, direct="1")
-    for path in tmp_path.rglob("direct/*.o"):
-        path.unlink()
-        path.symlink_to("/dev/zero")
-    compiled, loaded = _run(tmp_path, direct="1")
-    assert compiled == kernels and loaded == 0

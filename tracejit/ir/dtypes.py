@@ -14,14 +14,22 @@ CPU target has not (float16, bfloat16) is codegen's business (codegen/representa
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 import numpy as np
 
-try:
-    import ml_dtypes
-except ImportError:             # no bfloat16
-    ml_dtypes = None
+# ml_dtypes is imported only once bfloat16 is used: its import takes ~1 s of CPU (0.7.0
+# registers its ufunc loops), in every process that imports tracejit (each test subprocess,
+# compile worker and notebook kernel), most of which never see a bfloat16. Whether it is
+# installed is known without importing it.
+_HAS_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+
+
+def ml_dtypes():
+    """The ml_dtypes module (imported on first use), which defines NumPy's bfloat16."""
+    import ml_dtypes as module
+    return module
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,12 @@ class DType:
 
     @property
     def np(self) -> np.dtype:
-        return np.dtype(self.name)
+        d = _NUMPY.get(self.name)
+        if d is None:
+            if self.name == "bfloat16":
+                ml_dtypes()                      # (which makes NumPy know the name)
+            d = _NUMPY[self.name] = np.dtype(self.name)
+        return d
 
     @property
     def is_float(self) -> bool:
@@ -62,6 +75,7 @@ class DType:
 
 
 _BY_NAME: dict[str, DType] = {}
+_NUMPY: dict[str, np.dtype] = {}
 _BY_SHORT: dict[str, DType] = {}
 
 
@@ -84,7 +98,7 @@ uint64 = register_dtype("uint64", "u64", "u")
 float16 = register_dtype("float16", "f16", "f")
 float32 = register_dtype("float32", "f32", "f")
 float64 = register_dtype("float64", "f64", "f")
-bfloat16 = register_dtype("bfloat16", "bf16", "f") if ml_dtypes is not None else None
+bfloat16 = register_dtype("bfloat16", "bf16", "f") if _HAS_ML_DTYPES else None
 
 
 def from_short(short: str) -> DType:
@@ -104,6 +118,8 @@ def as_dtype(x) -> DType:
         return x
     if isinstance(x, str) and x in _BY_SHORT:
         return _BY_SHORT[x]
+    if isinstance(x, str) and x in _BY_NAME:        # ("bfloat16" before ml_dtypes is loaded)
+        return _BY_NAME[x]
     try:
         name = np.dtype(x).name
     except TypeError:
@@ -176,6 +192,6 @@ def is_float_dtype(np_dtype) -> bool:
 
 def finfo(np_dtype):
     """np.finfo, which has no bfloat16: ml_dtypes' own finfo for it."""
-    if bfloat16 is not None and np.dtype(np_dtype) == bfloat16.np:
-        return ml_dtypes.finfo(np_dtype)
+    if bfloat16 is not None and np.dtype(np_dtype).name == "bfloat16":
+        return ml_dtypes().finfo(np_dtype)
     return np.finfo(np_dtype)

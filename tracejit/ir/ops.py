@@ -53,7 +53,8 @@ def _wide(x):
     rounds its result once, as JAX on a CPU does (ml_dtypes' own ufuncs mostly do the same,
     but not always: its maximum(-0.0, 0.0) is +0.0, NumPy's float32 one -0.0)."""
     bf16 = dtypes.bfloat16
-    if bf16 is not None and getattr(x, "dtype", None) == bf16.np:
+    # (by name: comparing with bf16.np would import ml_dtypes for every array)
+    if bf16 is not None and getattr(getattr(x, "dtype", None), "name", None) == "bfloat16":
         return x.astype(np.float32)
     return x
 
