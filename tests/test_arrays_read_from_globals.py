@@ -486,3 +486,41 @@ def test_an_object_a_function_closes_over_has_its_arrays_read_at_every_call():
     assert f(np.ones(2)) == 2.0
     state.w[1] = 4.0
     assert f(np.ones(2)) == 5.0
+
+
+# -- arrays rebound between calls ---------------------------------------------------------------
+W_RB = np.ones(3)
+
+
+def _scaled(x):
+    return x * W_RB
+
+
+def test_a_global_array_rebound_to_one_of_the_same_kind_is_passed_without_tracing_again():
+    """``W = W - lr * dW`` in a plain-NumPy training loop traced again at every step (a
+    RetraceWarning after eight); the new array is passed where the program takes the old."""
+    global W_RB
+    W_RB = np.ones(3)
+    f = tracejit.jit(_scaled)
+    x = np.arange(3.0)
+    for step in range(12):
+        np.testing.assert_allclose(f(x), x * W_RB)
+        W_RB = W_RB - 0.5 * x                 # a new array each step
+    assert f.trace_count == 1
+    W_RB = np.ones(4)                         # another shape: traced again
+    np.testing.assert_allclose(f(np.arange(4.0)), np.arange(4.0))
+    W_RB = np.ones(4, np.float32)             # another dtype: traced again
+    assert f(np.arange(4.0)).dtype == np.float64 and f.trace_count == 3
+
+
+def test_a_guarded_attribute_array_rebound_is_passed_and_a_python_read_one_traces_again():
+    box = _Config()
+    box.w = np.ones(2)
+    box.flag = np.array([1.0])
+    f = tracejit.jit(lambda x: x + box.w)
+    g = tracejit.jit(lambda x: x * 2 if box.flag[0] > 0 else x * 3)
+    assert f(np.ones(2)).tolist() == [2.0, 2.0] and g(np.ones(2)).tolist() == [2.0, 2.0]
+    box.w = box.w * 5
+    box.flag = np.array([-1.0])
+    assert f(np.ones(2)).tolist() == [6.0, 6.0] and f.trace_count == 1
+    assert g(np.ones(2)).tolist() == [3.0, 3.0] and g.trace_count == 2

@@ -45,6 +45,10 @@ class CompiledEntry:
         if not self._contiguous:
             self._run = _with_contiguous(self._run, len(self._external))
 
+    def takes(self, array) -> bool:
+        """Whether the program takes ``array`` as a parameter (one read from outside)."""
+        return any(a is array for a in self._external)
+
     def rebind(self, swaps: dict) -> None:
         """Pass ``swaps[id(old)]`` where the trace read ``old`` from outside (an attribute
         rebound to an array of the same type: guards.ReachedArrays)."""

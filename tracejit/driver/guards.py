@@ -66,6 +66,7 @@ class Guards:
 
         self._seen = self._read()
         self._prints = [_fingerprint(v) for v in self._seen]
+        self.swaps: dict = {}            # changed(swappable)'s: {id(old array): new array}
 
     def __bool__(self) -> bool:
         return bool(self._labels)
@@ -108,9 +109,11 @@ class Guards:
                 self._seen[i] = v
                 self._prints[i] = _fingerprint(v)
 
-    def changed(self) -> list[tuple[str, str]] | None:
+    def changed(self, swappable=None) -> list[tuple[str, str]] | None:
         """(name, "old -> new") for each guarded value that changed since the last check (and
-        remember the new ones), or None."""
+        remember the new ones), or None. ``swappable(old, new)``: whether an array rebound to
+        ``new`` can be passed in ``old``'s place instead (``W = W - lr * dW``: no trace
+        again); those go to ``swaps`` ({id(old): new}) for the caller to pass."""
         now = self._read()
         seen = self._seen
         if all(map(is_, now, seen)):
@@ -121,8 +124,11 @@ class Guards:
                 continue
             fp = _fingerprint(v)
             if fp != self._prints[i]:
-                out = out or []
-                out.append((self._labels[i], _change(seen[i], v)))
+                if swappable is not None and swappable(seen[i], v):
+                    self.swaps[id(seen[i])] = v
+                else:
+                    out = out or []
+                    out.append((self._labels[i], _change(seen[i], v)))
                 self._prints[i] = fp
             seen[i] = v
         return out
@@ -170,6 +176,16 @@ class ReachedArrays:
     def add(self, reached: list) -> None:
         self._held += [[a, label, paths, param] for label, a, paths, param in reached]
 
+    def follows(self, old, new) -> bool:
+        """Whether every path that held ``old`` holds ``new`` now (a guarded attribute the
+        code names, rebound, is reached by its path too)."""
+        return all(resolve(p) is new for rec in self._held if rec[0] is old for p in rec[2])
+
+    def rebound(self, swaps: dict) -> None:
+        """The guards passed ``swaps[id(old)]`` in ``old``'s place: held as the new one."""
+        for rec in self._held:
+            rec[0] = swaps.get(id(rec[0]), rec[0])
+
     def any_moved(self) -> bool:
         return any(resolve(p) is not rec[0] for rec in self._held for p in rec[2])
 
@@ -186,7 +202,7 @@ class ReachedArrays:
             if all(v is old for v in now):
                 continue
             new = now[0]
-            if not param or any(v is not new for v in now) or not _same_kind(old, new) \
+            if not param or any(v is not new for v in now) or not same_kind(old, new) \
                     or swaps.get(id(old), new) is not new:
                 changes.append((label, "defined" if old is MISSING else
                                 "deleted" if new is MISSING else
@@ -209,7 +225,7 @@ class ReachedArrays:
         return swaps, []
 
 
-def _same_kind(old, new) -> bool:
+def same_kind(old, new) -> bool:
     """``new`` can be passed where the program takes ``old``."""
     return (liftable(new) and type(new) is type(old) and new.dtype == old.dtype
             and new.shape == old.shape

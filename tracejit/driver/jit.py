@@ -20,7 +20,7 @@ from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
 from .backend import compile_function
-from .guards import ArrayContents, Guards, ReachedArrays
+from .guards import ArrayContents, Guards, ReachedArrays, same_kind
 from .entry import CompiledEntry
 from .lowered import Lowered
 from .methods import BoundSelf, ClassSelf, object_state, unwrap_self
@@ -106,9 +106,11 @@ class JittedFunction:
             return self.fn(*unwrap_self(args), **kwargs)
         guards = self._guards
         if guards is not None:
-            changes = guards.changed()
+            changes = guards.changed(self._swappable)
             if changes is not None:
                 self._forget(changes)
+            elif guards.swaps:
+                self._swap(guards)
         contents = self._contents
         if contents is not None:
             changes = contents.changed()
@@ -239,6 +241,27 @@ class JittedFunction:
             entry = self._cache.get(key) or self._compile(static, dyn_args, dyn_kwargs, leaves,
                                                           key)
         return Lowered(entry, self.remat)
+
+    def _swappable(self, old, new) -> bool:
+        """A global or a guarded attribute rebound from ``old`` to ``new`` (``W = W - lr * dW``
+        in a training loop): every program takes ``old`` as a parameter and ``new`` fits it,
+        so it is passed instead of tracing again (a program that baked it in must trace)."""
+        if type(old) is not np.ndarray and type(old) is not np.memmap:
+            return False
+        if self._reached is not None and not self._reached.follows(old, new):
+            return False             # (also reached by a path that does not hold the new one)
+        entries = list(self._cache.values()) + list(self._layouts.values())
+        return bool(entries) and same_kind(old, new) and all(
+            e.takes(old) for e in entries)
+
+    def _swap(self, guards: Guards) -> None:
+        with self._lock:
+            swaps, guards.swaps = guards.swaps, {}
+            for entry in list(self._cache.values()) + list(self._layouts.values()):
+                entry.rebind(swaps)
+            if self._reached is not None:
+                self._reached.rebound(swaps)
+            self._last = None
 
     def _moved(self, reached: ReachedArrays) -> None:
         """An array the traces took through an attribute or a container was rebound: pass
