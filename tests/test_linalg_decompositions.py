@@ -230,3 +230,33 @@ def test_linear_algebra_kernels_are_compiled_directly_not_by_numba():
     assert not new, list(new.values())
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         tj.jit(np.linalg.solve, tiered=False)(np.zeros((2, 2)), np.ones(2))
+
+
+def test_pinv_of_empty_matrices_is_numpys_empty_transpose():
+    # NumPy returns early (no singular value to take the largest of): shape [..., n, m]
+    f = BACKENDS["compiled"](lambda a, b, i: (np.linalg.pinv(a), np.linalg.pinv(b, rtol=None),
+                                              np.linalg.pinv(i)))
+    args = (np.zeros((2, 0, 3)), np.zeros((3, 0), np.float32), np.zeros((0, 2), np.int64))
+    assert_matches(f(*args), (np.linalg.pinv(args[0]), np.linalg.pinv(args[1], rtol=None),
+                              np.linalg.pinv(args[2])))
+
+
+def test_gradients_of_the_values_alone_are_finite_at_repeated_values():
+    """Only w of eigh (s of svd) used: the vectors' zero cotangent adds nothing, as under
+    JAX's symbolic zeros, where inf * 0 made every entry nan; the gradient is JAX's
+    v diag(c) v.T (u diag(c) vh), for whichever vectors LAPACK picked."""
+    c = np.array([1.0, 2.0, 3.0])
+    tall = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])          # a zero singular value
+
+    def f(a, d, t):
+        return (np.sum(np.linalg.eigh(a)[0] * c) + np.sum(np.linalg.svd(d)[1] * c)
+                + np.sum(np.linalg.svd(t, full_matrices=False)[1] * c[:2])
+                + np.sum(np.linalg.svd(t.T, full_matrices=False)[1] * c[:2]))
+    eye, diag = np.eye(3), np.diag([2.0, 2.0, 1.0])
+    got = ijit(tj.grad(f, argnums=(0, 1, 2)))(eye, diag, tall)
+    u, _, vh = np.linalg.svd(tall, full_matrices=False)
+    ut, _, vht = np.linalg.svd(tall.T, full_matrices=False)
+    want = (np.diag(c), np.linalg.svd(diag)[0] @ np.diag(c) @ np.linalg.svd(diag)[2],
+            u @ np.diag(c[:2]) @ vh + (ut @ np.diag(c[:2]) @ vht).T)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-12)

@@ -25,7 +25,11 @@ diagonal (inf or nan at repeated eigenvalues, as JAX's). ``svd``: JAX's svd_jvp_
 (the extra columns of u or rows of vh are not unique; JAX refuses it too). ``qr``: JAX's
 qr_jvp_rule, for ``m >= n`` (mode "complete": ``m == n``), and its transpose; the other
 shapes are refused, as JAX does. Eigenvectors and singular vectors are unique up to sign, so
-only functions invariant to those signs have derivatives that mean anything.
+only functions invariant to those signs have derivatives that mean anything. In the vjps, a
+zero cotangent of the vectors adds nothing (JAX's symbolic zeros skip it), where ``F``'s inf
+(or ``1 / s`` at a zero singular value) times it would be nan: so ``w, v = eigh(a)`` with
+only ``w`` used has JAX's finite gradient at repeated eigenvalues (``np.eye``), and likewise
+``s`` of svd.
 """
 from __future__ import annotations
 
@@ -168,6 +172,13 @@ def _inverse_gaps(w):
     return 1.0 / (eye + _as_row(w) - _as_column(w)) - eye
 
 
+def _unless_zero(x, product):
+    """``product`` (of ``x`` and inf or nan factors) where ``x != 0``, else 0: a vjp's vector
+    cotangent that is zero (only the values were used) contributes nothing, as under JAX's
+    symbolic zeros, instead of ``0 * inf = nan`` at repeated (or zero) values."""
+    return where(equal(x, np.zeros((), x.dtype)), np.zeros((), x.dtype), product)
+
+
 def _widen(x, width: int):
     """``x`` with zero columns appended up to ``width`` (to pack it)."""
     if x.shape[-1] == width:
@@ -207,7 +218,8 @@ def _(ct, a, out, lower, vectors):
     gw = _row(ct, n, n) if vectors else ct
     inner = _as_row(gw) * _identity(a, n)
     if vectors:
-        inner = inner + _inverse_gaps(w) * _mm(swap_last(v), _part(ct, (0, n), (0, n)))
+        vt_gv = _mm(swap_last(v), _part(ct, (0, n), (0, n)))
+        inner = inner + _unless_zero(vt_gv, _inverse_gaps(w) * vt_gv)
     ga = _mm(_mm(v, inner), swap_last(v))
     return [(ga + swap_last(ga)) * 0.5]
 
@@ -271,15 +283,17 @@ def _(ct, a, out, full_matrices, compute_uv):
     v = swap_last(vh)
     f = _squared_gaps(s)
     row, col = _as_row(s), _as_column(s)
-    j = f * _mm(swap_last(u), gu)
-    kk = f * _mm(swap_last(v), gv)
+    ut_gu, vt_gv = _mm(swap_last(u), gu), _mm(swap_last(v), gv)
+    j, kk = _unless_zero(ut_gu, f * ut_gu), _unless_zero(vt_gv, f * vt_gv)
     inner = _as_row(gs) * _identity(a, k) + (j + swap_last(j)) * row + col * (kk + swap_last(kk))
     ga = _mm(_mm(u, inner), vh)
     if m > n:
-        ga = ga + _mm((gu - _mm(u, _mm(swap_last(u), gu))) / row, vh)
+        outside = gu - _mm(u, ut_gu)                     # 0/0 at a zero s if gu is 0
+        ga = ga + _mm(_unless_zero(outside, outside / row), vh)
     if n > m:
         gvt = swap_last(gv)
-        ga = ga + _mm(u / row, gvt - _mm(_mm(gvt, v), vh))
+        outside = gvt - _mm(_mm(gvt, v), vh)
+        ga = ga + _mm(u, _unless_zero(outside, outside / col))
     return [ga]
 
 

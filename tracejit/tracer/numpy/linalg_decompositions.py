@@ -190,6 +190,11 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
     elif rtol is not _NOVALUE:
         raise numpy_error(ValueError, "`rtol` and `rcond` can't be both set.",
                           "pass one of them")
+    a = lift(a)
+    if a.ndim >= 2 and a.shape[-1] * a.shape[-2] == 0:
+        # NumPy's early return: no singular value to take the largest of (and a's dtype)
+        m, n = a.shape[-2:]
+        return constant(np.zeros(a.shape[:-2] + (n, m), a.dtype), trace=a._trace)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
     cutoff = _trailing_axis(rcond, s) * amax(s, -1, keepdims=True)
     large = greater(s, cutoff)
