@@ -113,7 +113,10 @@ def _recorded(folder: Path, name: str) -> dict | None:
 
 def _unlink(paths):
     for p in paths:
-        p.unlink(missing_ok=True)
+        try:
+            p.unlink(missing_ok=True)
+        except IsADirectoryError:
+            p.rmdir()     # an empty folder under a cache file's name (one holding anything stays)
 
 
 def _holds(folder: Folder, name: str, path: Path, source: str) -> bool:
@@ -268,7 +271,12 @@ def clear_cache(memory: bool = True):
     """Delete the kernels tracejit wrote to the cache folder (and, by default, forget the
     loaded ones); anything else in the folder stays."""
     with lock:
-        cache_folder.clear(cache_folder.root())
+        try:
+            root = cache_folder.root()
+        except RuntimeError:          # no home folder: nothing was written to it
+            root = None
+        if root is not None:
+            cache_folder.clear(root)
         if memory:
             _MODULES.clear()
 

@@ -21,6 +21,7 @@ as an exception (``Folder.attempt``).
 from __future__ import annotations
 
 import atexit
+import errno
 import hashlib
 import os
 import shutil
@@ -45,24 +46,61 @@ class CacheWarning(UserWarning):
     """The kernel cache folder cannot be used or written: kernels are compiled without it."""
 
 
+_absolute: dict = {}              # a configured path -> the absolute path it named at first use
+
+
 def root() -> Path:
     """The configured cache folder: ``$TRACEJIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracejit``,
-    else ``~/.cache/tracejit``. Version folders go inside it."""
+    else ``~/.cache/tracejit``. Version folders go inside it. A relative path is taken from the
+    working directory of its first use, and stays that folder after a ``chdir`` (the modules'
+    files, Numba's and the direct compiler's are all found by one absolute path). RuntimeError
+    if there is no home folder to hold the default (``configured`` says what to do)."""
     r = config.cache_dir or os.environ.get("TRACEJIT_CACHE_DIR")
     if not r:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
         r = os.path.join(base, "tracejit")
-    return Path(r)
+    path = _absolute.get(r)
+    if path is None:
+        path = _absolute[r] = Path(os.path.abspath(r))
+    return path
 
 
 def write_sealed(path: Path, payload: bytes):
     """``payload`` after its SHA-256, written whole or not at all (``read_sealed`` checks it);
-    an unwritable place only costs the work of making it again."""
+    an unwritable place only costs the work of making it again. In a cache folder (its
+    ``direct``), the folder's policy decides (``Folder.attempt``): nothing is written to a
+    read-only one, and a full disk is told once, as for the other files there."""
+    data = hashlib.sha256(payload).digest() + payload
+
+    def write():
+        _mkdir_or_raise(path.parent)
+        atomic_write(path, data)
+    folder = _owner(path)
+    if folder is not None:
+        folder.attempt(write)
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, hashlib.sha256(payload).digest() + payload)
+        atomic_write(path, data)
     except OSError:
         pass
+
+
+def _mkdir_or_raise(path: Path):
+    # 0700 and never its parents: a deleted cache folder is made again only by Folder.decide
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+
+
+def _owner(path: Path) -> "Folder | None":
+    """The cache folder (configured or private) that ``path`` is inside, if any."""
+    parents = path.parents
+    for folder in [*_decided.values(), _private]:
+        if folder is not None and folder.path in parents:
+            return folder
+    return None
 
 
 def read_regular(path: Path) -> bytes | None:
@@ -100,7 +138,13 @@ def atomic_write(path: Path, data: bytes):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:
+            # an empty folder in the file's place is removed; one holding anything stays
+            # (ENOTEMPTY: Folder.attempt gives up on this file only)
+            os.rmdir(path)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -175,6 +219,8 @@ class Folder:
                 write()
                 return True
             except OSError as e:
+                if _entry_fault(e):
+                    return False  # one file's name is taken by a folder: only that file
                 if not self.failed(e):
                     return False
         return False
@@ -215,6 +261,12 @@ class Folder:
                    or os.environ.get("TRACEJIT_CACHE_DIR")
                    else "it is the default: TRACEJIT_CACHE_DIR is not set")
         warnings.warn(f"{message} ({setting}.)", CacheWarning, stacklevel=_user_stacklevel())
+
+
+def _entry_fault(error: OSError) -> bool:
+    """Whether a failed write concerns one name in the folder, not the folder: a folder (not
+    empty) where a file is to be. (It stopped every write to the folder, in every process.)"""
+    return error.errno in (errno.EISDIR, errno.ENOTEMPTY)
 
 
 def _mkdir(path: Path, parents: bool = False) -> OSError | None:
@@ -282,7 +334,15 @@ _private: Folder | None = None
 def configured(version: str) -> Folder:
     """The configured cache's folder for ``version``, decided once per process (and again
     after a failed write)."""
-    path = root() / version
+    try:
+        path = root() / version
+    except RuntimeError as e:     # Path.home(): no HOME, and a user the system does not know
+        folder = _decided.get(None)
+        if folder is None:
+            folder = _decided[None] = Folder(Path("~/.cache/tracejit") / version, True)
+            folder._refuse(f"there is no home folder to hold it ({e})",
+                           "set HOME to your home folder")
+        return folder
     folder = _decided.get(path)
     if folder is None:
         folder = _decided[path] = Folder(path, configured=True)
@@ -309,8 +369,8 @@ def private() -> Folder:
 # -- clearing ----------------------------------------------------------------------------------
 def clear(root_: Path):
     """Delete what tracejit wrote under ``root_``: in each version folder (12 hex digits,
-    holding the marker, not a link) the generated modules, their checksums and Numba files, and
-    unfinished writes. A folder left holding anything else stays, with its marker."""
+    holding the marker, not a link) the generated modules, their checksums and Numba files, the
+    direct compiler's machine code and typing answers (``direct``), and unfinished writes. A folder left holding anything else stays, with its marker."""
     try:
         entries = list(os.scandir(root_))
     except OSError:
@@ -327,6 +387,11 @@ def _clear_version_folder(folder: Path):
     if stat.S_ISDIR(_lmode(pycache)):
         _remove_files(pycache, lambda n: n.startswith(PREFIX))
         _rmdir(pycache)           # only if nothing else is in it
+    direct = folder / "direct"    # codegen/direct's machine code and learned typing answers
+    if stat.S_ISDIR(_lmode(direct)):
+        _remove_files(direct, lambda n: n.endswith(".o") or n == "numba_typing.json"
+                      or n.startswith(TMP_PREFIX))
+        _rmdir(direct)
     _remove_files(folder, lambda n: (n.startswith(PREFIX) and n.endswith((".py", ".sums")))
                   or n.startswith(TMP_PREFIX))
     try:

@@ -195,7 +195,11 @@ def _load_saved(digest: str, names: list, folder: Path | None) -> bool:
 def _read(path: Path | None):
     """(needs, object code) from a cache file, or None if it is missing, torn or corrupt
     (then it is deleted). The file (cache_folder.write_sealed): SHA-256 of the rest, the
-    length of a JSON header, the header ({"needs": [[digest, names], ...]}), the object code."""
+    length of a JSON header, the header ({"digest": its own name, "needs": [[digest, names],
+    ...]}), the object code. A sound file under another name (another kernel's, or this
+    kernel's for another CPU, copied) is not this module: its header names the other one
+    (a checksum alone let another kernel's code load here: its functions missing, or another
+    CPU's instructions run)."""
     from ..cache_folder import read_sealed
     if path is None:
         return None
@@ -203,11 +207,17 @@ def _read(path: Path | None):
     if data is not None and len(data) > 4:
         n = int.from_bytes(data[:4], "little")
         try:
-            needs = json.loads(data[4:4 + n])["needs"]
-        except (ValueError, KeyError):
+            header = json.loads(data[4:4 + n])
+            needs = header["needs"] if header["digest"] == path.stem else None
+            needs = [(d, list(names)) for d, names in needs] if needs is not None else None
+            if needs is not None and not all(
+                    isinstance(d, str) and all(isinstance(x, str) for x in names)
+                    for d, names in needs):
+                needs = None
+        except (ValueError, KeyError, TypeError):
             needs = None
         if needs is not None:
-            return [tuple(x) for x in needs], data[4 + n:]
+            return needs, data[4 + n:]
     try:
         path.unlink()                 # torn or corrupt: compiled again
     except OSError:
@@ -219,5 +229,5 @@ def _write(path: Path | None, needs: list, obj: bytes):
     from ..cache_folder import write_sealed
     if path is None:
         return
-    header = json.dumps({"needs": [list(x) for x in needs]}).encode()
+    header = json.dumps({"digest": path.stem, "needs": [list(x) for x in needs]}).encode()
     write_sealed(path, len(header).to_bytes(4, "little") + header + obj)
