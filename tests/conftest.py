@@ -31,3 +31,14 @@ def _direct_compiler_had_no_internal_error():
     errors = {why for why in direct.refused().values()
               if why.startswith(direct.INTERNAL_ERROR)}
     assert not errors, errors
+
+
+@pytest.fixture
+def cache_root(tmp_path, monkeypatch):
+    """A kernel cache folder of the test's own, seen as a new process sees it."""
+    import tracejit
+    from cache_helpers import as_new_process
+    root = tmp_path / "cache"
+    monkeypatch.setattr(tracejit.config, "cache_dir", str(root))
+    as_new_process(monkeypatch)
+    return root

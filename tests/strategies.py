@@ -355,6 +355,15 @@ def _along_axis(name, **attrs):
     return gen
 
 
+def _linalg_dtype_and_batch(c):
+    """A float dtype LAPACK takes (not float16, as NumPy's) and a batch shape, or None."""
+    floats = [d for d in dtypes_of("f", c.cfg["dtypes"]) if d != "f16"]
+    if not floats:
+        return None
+    dt = as_dtype(c.draw(st.sampled_from(floats)))
+    return dt, c.draw(shapes(max(c.cfg["max_rank"] - 2, 0), c.cfg["max_dim"]))
+
+
 def _linalg(name):
     """A linear algebra op on a batch of square matrices that LAPACK factors whatever the
     program's inputs: a drawn constant, diagonally dominant (entries in [-1, 1], n + 1 added on
@@ -362,11 +371,10 @@ def _linalg(name):
     slogdet a singular one); a solve's right-hand side is any value (nan and inf included:
     LAPACK's pivots come from the matrix alone)."""
     def gen(c):
-        floats = [d for d in dtypes_of("f", c.cfg["dtypes"]) if d != "f16"]  # as NumPy's
-        if not floats:
+        drawn = _linalg_dtype_and_batch(c)
+        if drawn is None:
             return None
-        dt = as_dtype(c.draw(st.sampled_from(floats)))
-        batch = c.draw(shapes(max(c.cfg["max_rank"] - 2, 0), c.cfg["max_dim"]))
+        dt, batch = drawn
         n = c.draw(st.integers(0, c.cfg["max_dim"]))
         entries = st.floats(-1, 1, width=_WIDTH.get(dt.name, 64))
         value = c.draw(hnp.arrays(dt.np, batch + (n, n), elements=entries))
@@ -384,11 +392,10 @@ def _decomposition(name):
     eigh's matrix symmetric with its diagonal 4n apart, so its eigenvalues are apart too
     (Gershgorin) and its eigenvectors well defined."""
     def gen(c):
-        floats = [d for d in dtypes_of("f", c.cfg["dtypes"]) if d != "f16"]  # as NumPy's
-        if not floats:
+        drawn = _linalg_dtype_and_batch(c)
+        if drawn is None:
             return None
-        dt = as_dtype(c.draw(st.sampled_from(floats)))
-        batch = c.draw(shapes(max(c.cfg["max_rank"] - 2, 0), c.cfg["max_dim"]))
+        dt, batch = drawn
         m = c.draw(st.integers(0, c.cfg["max_dim"]))
         n = m if name == "eigh" else c.draw(st.integers(0, c.cfg["max_dim"]))
         entries = st.floats(-1, 1, width=_WIDTH.get(dt.name, 64))

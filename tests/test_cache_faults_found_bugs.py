@@ -11,29 +11,14 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import tracejit
+from cache_helpers import as_new_process
 from tracejit import CacheWarning
 from tracejit.codegen import cache, cache_folder
 from tracejit.codegen.direct import engine
 
 X = np.arange(6, dtype=np.float32)
-
-
-@pytest.fixture
-def cache_root(tmp_path, monkeypatch):
-    """A cache folder of the test's own, seen as a new process sees it."""
-    root = tmp_path / "cache"
-    monkeypatch.setattr(tracejit.config, "cache_dir", str(root))
-    monkeypatch.setattr(cache, "_MODULES", {})
-    monkeypatch.setattr(cache_folder, "_decided", {})
-    return root
-
-
-def _as_new_process(monkeypatch):
-    monkeypatch.setattr(cache, "_MODULES", {})
-    monkeypatch.setattr(cache_folder, "_decided", {})
 
 
 def _run(fn, expected):
@@ -67,7 +52,7 @@ def test_a_folder_in_place_of_one_cache_file_does_not_stop_the_cache(cache_root,
     (index,) = (cache_root / cache.VERSION / "__pycache__").glob("*.nbi")
     index.unlink()
     index.mkdir()
-    _as_new_process(monkeypatch)
+    as_new_process(monkeypatch)
     assert _run(fn, np.tanh(X) * 3 - X) == []
     assert index.is_file()                                     # written again
     assert cache_folder.configured(cache.VERSION).writable
@@ -82,7 +67,7 @@ def test_a_relative_cache_dir_stays_the_folder_it_named_and_keeps_machine_code(
     (tmp_path / "b").mkdir()
     monkeypatch.chdir(tmp_path / "a")
     monkeypatch.setattr(tracejit.config, "cache_dir", "relative cache")
-    _as_new_process(monkeypatch)
+    as_new_process(monkeypatch)
     root = tmp_path / "a" / "relative cache"
     assert cache_folder.root() == root
     assert _run(lambda x: np.sqrt(x) * 5 + x, np.sqrt(X) * 5 + X) == []
@@ -103,7 +88,7 @@ def test_no_home_folder_compiles_without_the_cache_and_says_to_set_home(monkeypa
     monkeypatch.delenv("TRACEJIT_CACHE_DIR", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(Path, "home", classmethod(no_home))
-    _as_new_process(monkeypatch)
+    as_new_process(monkeypatch)
     (warning,) = _run(lambda x: x * 4 - 2, X * 4 - 2)
     assert "no home folder" in str(warning.message) and "TRACEJIT_CACHE_DIR" in str(warning.message)
     tracejit.clear_cache(memory=False)                         # nothing to clear, no error

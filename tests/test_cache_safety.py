@@ -18,6 +18,7 @@ import pytest
 from numba.core import caching
 
 import tracejit
+from cache_helpers import as_new_process
 from tracejit import CacheWarning
 from tracejit.codegen import cache, cache_folder, direct
 
@@ -35,11 +36,6 @@ def cache_root(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "_MODULES", {})
     monkeypatch.setattr(cache_folder, "_decided", {})
     return root
-
-
-def _as_new_process(monkeypatch):
-    monkeypatch.setattr(cache, "_MODULES", {})
-    monkeypatch.setattr(cache_folder, "_decided", {})
 
 
 def _run(fn=lambda x: x * 2 + 1, expected=X * 2 + 1):
@@ -123,7 +119,7 @@ def test_a_pyc_planted_beside_a_generated_module_is_not_run(cache_root, monkeypa
         pyc = Path(importlib.util.cache_from_source(str(py)))
         st = py.stat()
         pyc.write_bytes(_code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size))
-    _as_new_process(monkeypatch)
+    as_new_process(monkeypatch)
     assert _run() == []
     assert not evidence.exists()
 
@@ -140,7 +136,7 @@ def test_a_cache_dir_naming_a_file_compiles_without_the_cache(cache_root):
 def test_a_read_only_cache_folder_still_serves_the_kernels_it_holds(cache_root, monkeypatch):
     assert _run() == []
     before = {p: p.read_bytes() for p in cache_root.rglob("*") if p.is_file()}
-    _as_new_process(monkeypatch)
+    as_new_process(monkeypatch)
     monkeypatch.setattr("tempfile.mkstemp", _raise(errno.EACCES, "mkstemp"))
     monkeypatch.setattr(os, "replace", _raise(errno.EACCES, "replace"))
     (warning,) = _run()

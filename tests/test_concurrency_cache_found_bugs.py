@@ -10,16 +10,6 @@ import tracejit
 from tracejit.codegen import cache, cache_folder, direct
 
 
-@pytest.fixture
-def cache_root(tmp_path, monkeypatch):
-    """A cache folder of the test's own, seen as a new process sees it."""
-    root = tmp_path / "cache"
-    monkeypatch.setattr(tracejit.config, "cache_dir", str(root))
-    monkeypatch.setattr(cache, "_MODULES", {})
-    monkeypatch.setattr(cache_folder, "_decided", {})
-    return root
-
-
 def _in_thread(call, timeout=600):
     """``call()`` in a thread; its result, or the error it raised; fails on a hang (the bugs
     these tests pin down hung for ever; the limit is a hang guard, far above any compile)."""

@@ -16,7 +16,7 @@ from ...ir.linalg_ops import qr_columns, svd_sizes
 from ..errors import numpy_error, unsupported
 from .arithmetic import absolute, greater, true_divide, where
 from .lifting import constant, convert, emit, lift, reshape
-from .linalg_solvers import _LinAlgError, _dtype, _matrices, batched
+from .linalg_solvers import _LinAlgError, _dtype, _matrices, _two_dimensional, batched
 from .math_functions import copysign
 from .reductions import amax, amin, count_nonzero
 from .reductions import any as reduce_any
@@ -43,11 +43,7 @@ def _row(x, i: int, width: int):
 
 def _stacked(a, name: str):
     """``a`` lifted and converted as NumPy's, with NumPy's check that it holds matrices."""
-    a = lift(a)
-    if a.ndim < 2:
-        raise numpy_error(_LinAlgError, f"{a.ndim}-dimensional array given. Array must be at "
-                          f"least two-dimensional (np.linalg.{name})",
-                          "pass matrices: the last two dims are each matrix's")
+    a = _two_dimensional(a, name)
     return convert(a, _dtype(a))
 
 

@@ -35,13 +35,19 @@ def _dtype(*xs):
     return dtypes.float32 if all(d == dtypes.float32 for d in found) else dtypes.float64
 
 
-def _matrices(a, name: str):
-    """``a`` lifted, with NumPy's checks that it holds square matrices."""
+def _two_dimensional(a, name: str):
+    """``a`` lifted, with NumPy's check that it holds matrices (its last two dims)."""
     a = lift(a)
     if a.ndim < 2:
         raise numpy_error(_LinAlgError, f"{a.ndim}-dimensional array given. Array must be at "
                           f"least two-dimensional (np.linalg.{name})",
                           "pass matrices: the last two dims are each matrix's")
+    return a
+
+
+def _matrices(a, name: str):
+    """``a`` lifted, with NumPy's checks that it holds square matrices."""
+    a = _two_dimensional(a, name)
     if a.shape[-1] != a.shape[-2]:
         raise numpy_error(_LinAlgError, f"Last 2 dimensions of the array must be square (shape "
                           f"{a.shape}, np.linalg.{name})", "pass square matrices")
