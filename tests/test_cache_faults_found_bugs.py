@@ -7,6 +7,7 @@ making the file functions raise what the system would."""
 import errno
 import os
 import shutil
+import time
 import warnings
 from pathlib import Path
 
@@ -117,3 +118,21 @@ def test_clear_cache_deletes_the_direct_compilers_machine_code(cache_root):
     assert list((version / "direct").glob("*.o"))
     tracejit.clear_cache()
     assert not version.exists()
+
+
+def test_temporary_files_a_killed_writer_left_are_removed_once_stale(cache_root):
+    """Each writer killed mid-write (SIGKILL) left a ``.tracejit-tmp-*`` file for good; a
+    folder's first use in a process now removes those older than an hour (a write in flight
+    lasts milliseconds), and leaves young ones, which may be another process's."""
+    version = cache_root / cache.VERSION
+    (version / "direct").mkdir(parents=True)
+    old = [version / f"{cache_folder.TMP_PREFIX}old", version / "direct" /
+           f"{cache_folder.TMP_PREFIX}old2"]
+    young = version / f"{cache_folder.TMP_PREFIX}young"
+    for path in old + [young]:
+        path.write_bytes(b"partial")
+    hours_ago = time.time() - 2 * cache_folder.STALE_TMP_SECONDS
+    for path in old:
+        os.utime(path, (hours_ago, hours_ago))
+    _run(lambda x: np.sin(x) * 3.0, np.sin(X) * 3.0)
+    assert not any(p.exists() for p in old) and young.exists()

@@ -28,6 +28,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -193,6 +194,8 @@ class Folder:
             self._read_only(error)
             return
         self.writable = True
+        _remove_stale_temporaries(self.path)
+
 
     def _probe(self) -> OSError | None:
         """Write something (the marker, if it is missing) to learn whether writes succeed."""
@@ -261,6 +264,31 @@ class Folder:
                    or os.environ.get("TRACEJIT_CACHE_DIR")
                    else "it is the default: TRACEJIT_CACHE_DIR is not set")
         warnings.warn(f"{message} ({setting}.)", CacheWarning, stacklevel=_user_stacklevel())
+
+
+# A write in flight lasts milliseconds; a temporary file this old was left by a process
+# killed while writing (SIGKILL, a power cut), and nothing else would ever remove it.
+STALE_TMP_SECONDS = 3600
+
+
+def _remove_stale_temporaries(folder: Path):
+    """Delete the temporary files killed writers left here (readers ignore them, but each
+    kill left one more, for good)."""
+    now = time.time()
+    for where in (folder, folder / "__pycache__", folder / "direct"):
+        try:
+            entries = list(os.scandir(where))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith(TMP_PREFIX):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and now - info.st_mtime > STALE_TMP_SECONDS:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _entry_fault(error: OSError) -> bool:
