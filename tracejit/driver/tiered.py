@@ -141,12 +141,19 @@ class TieredProgram:
             self.stage_seconds[tier] = time.perf_counter() - start
 
     def _failed(self, e: BaseException):
-        if self.error is None:
-            warnings.warn(f"tracejit: compiling {self.name} failed ({type(e).__name__}: {e}); "
-                          "it keeps running on the NumPy tier, correct but slower. Please "
-                          "report it with the output of jit(f).lower(*args).",
-                          CompileWarning, stacklevel=1)
-        self.error = e
+        first, self.error = self.error is None, e
+        if first:
+            message = (f"tracejit: compiling {self.name} failed ({type(e).__name__}: {e}); "
+                       "it keeps running on the NumPy tier, correct but slower. Please "
+                       "report it with the output of jit(f).lower(*args).")
+            try:
+                warnings.warn(message, CompileWarning, stacklevel=1)
+            except Exception:    # noqa: BLE001
+                # A filter turning warnings into errors (pytest's filterwarnings = error) made
+                # it an exception in this background thread: raised here it killed the thread
+                # before the error was recorded and the later stages were built. It cannot be
+                # raised into a user's call either; it is printed instead.
+                print(f"{CompileWarning.__name__}: {message}", file=sys.stderr)
 
     def __call__(self, leaves):
         compiled = self.compiled
@@ -163,8 +170,11 @@ class TieredProgram:
     def guarded(self):
         """The last stage's unchecked call, once it runs (jit's fast path keeps it, so the
         stages before it are called through ``__call__``)."""
+        # (the tier first: _build sets compiled, then tier, so a tier that is final here
+        # means compiled is the final stage's, never the mixed one caught between the two)
+        final = self.tier == self._final
         compiled = self.compiled
-        return compiled.guarded if compiled is not None and self.tier == self._final else None
+        return compiled.guarded if final and compiled is not None else None
 
     def wait(self):
         """Wait for every stage; the compiled program, or None if it failed."""
