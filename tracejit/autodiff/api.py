@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import weakref
 
 import numpy as np
@@ -454,7 +455,33 @@ def _jvp_traced(fn, primals, tangents):
     return unflatten(t.out_tree, outs[:n]), unflatten(t.out_tree, outs[n:])
 
 
+# jvp's jitted functions by fn. A plain Python function keeps its own, in its __dict__ as
+# (fn, jits), so that they die with it: they close over fn, so a WeakKeyDictionary entry's
+# value held its key alive, and jvp of a new lambda (or closure) each step kept every one
+# with its traces and programs. (fn is in the value because functools.update_wrapper copies
+# __dict__: a wrapper of fn must not find fn's.) Other callables are kept in _jvp_jits.
+_JVP_ATTR = "__tracejit_jvp__"
 _jvp_jits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _jvp_jits_of(fn):
+    if type(fn) is types.FunctionType:
+        held = fn.__dict__.get(_JVP_ATTR)
+        return held[1] if held is not None and held[0] is fn else None
+    try:
+        return _jvp_jits.get(fn)
+    except TypeError:
+        return None
+
+
+def _keep_jvp_jits(fn, jitted) -> None:
+    if type(fn) is types.FunctionType:
+        fn.__dict__[_JVP_ATTR] = (fn, jitted)
+        return
+    try:
+        _jvp_jits[fn] = jitted
+    except TypeError:
+        pass
 
 
 def _check_jvp_arguments(primals, tangents):
@@ -474,10 +501,7 @@ def jvp(fn, primals, tangents):
     _check_jvp_arguments(primals, tangents)
     if current_trace() is not None:
         return _jvp_traced(fn, primals, tangents)
-    try:
-        jitted = _jvp_jits.get(fn)
-    except TypeError:
-        jitted = None
+    jitted = _jvp_jits_of(fn)
     if jitted is None:
         def traced(primals, tangents):
             return _jvp_traced(fn, primals, tangents)
@@ -493,10 +517,7 @@ def jvp(fn, primals, tangents):
 
         traced.__name__ = with_values.__name__ = f"jvp_{_name(fn)}"
         jitted = (jit(traced), jit(with_values, static_argnums=2), [False])
-        try:
-            _jvp_jits[fn] = jitted
-        except TypeError:
-            pass
+        _keep_jvp_jits(fn, jitted)
     plain, static, needs_values = jitted
     primals, tangents = tuple(primals), tuple(tangents)
     p_leaves, p_tree = flatten(primals)

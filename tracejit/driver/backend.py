@@ -11,7 +11,6 @@ What each kind of program carries is in executable.py.
 from __future__ import annotations
 
 import sys
-import weakref
 
 from ..codegen import Plan, compile_plan
 from ..codegen.numpy_tier import NumpyProgram
@@ -105,13 +104,15 @@ def compile_function(fn: Function, backend: str | None = None, tiered: bool | No
     raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
 
 
-_programs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def program_of(fn: Function):
     """``compile_function(fn)`` for the configured backend, kept while ``fn`` lives: for
-    Functions run again and again outside any jit (the forward and backward pass of a vjp)."""
-    by_backend = _programs.setdefault(fn, {})
+    Functions run again and again outside any jit (the forward and backward pass of a vjp).
+    Kept on ``fn`` itself: every program refers to its Function (``program.function``), so a
+    WeakKeyDictionary keyed by ``fn`` held each key alive through its value, and a vjp in a
+    loop kept every Function and program it ever made."""
+    by_backend = fn.__dict__.get("_programs")
+    if by_backend is None:
+        by_backend = fn.__dict__.setdefault("_programs", {})
     program = by_backend.get(config.backend)
     if program is None:
         program = by_backend[config.backend] = compile_function(fn)

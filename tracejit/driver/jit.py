@@ -230,7 +230,10 @@ class JittedFunction:
         entry = CompiledEntry(traced, program)
         if key is not None:
             self._cache[key] = entry
-            self._retraces.keys.append(key)
+            # only the last key is compared with the next (retrace.explain): a list of every
+            # key grew by one per retrace for good, guards' retraces too (a global changed
+            # each step), the static values in them held alive
+            self._retraces.keys[:] = [key]
         return entry
 
     # -- inspection ---------------------------------------------------------------------------
