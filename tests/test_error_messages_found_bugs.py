@@ -243,3 +243,16 @@ def test_a_string_or_float_index_raises_numpys_index_error_naming_the_line():
         with pytest.raises(IndexError, match="valid indices") as info:
             tracejit.jit(lambda x: x[index])(np.ones(3))
         assert os.path.basename(__file__) in str(info.value)
+
+
+def test_a_traced_index_into_an_array_that_is_not_traced_says_to_pass_the_array():
+    """``m.emb[ids]`` (an array read through an attribute is a constant NumPy indexes itself)
+    said to mark an argument static, which does not fit."""
+    class Model:
+        pass
+    m = Model()
+    m.emb = np.arange(12.0).reshape(6, 2)
+    for f, arg in ((lambda ids: m.emb[ids].sum(), np.array([1, 2])),
+                   (lambda i: m.emb[i:i + 2].sum(), 1)):
+        with pytest.raises(tracejit.ConcretizationError, match="pass the array as an argument"):
+            tracejit.jit(f)(arg)

@@ -148,15 +148,17 @@ class ConcretizationError(TracerError):
     nor the fix. ``ConcretizationTypeError`` is the TypeError flavour, for bool(), float(), ...
     """
 
-    def __init__(self, what: str, loc: SourceLocation | None, extra: str = ""):
+    def __init__(self, what: str, loc: SourceLocation | None, extra: str = "",
+                 what_to_do: str | None = None):
         _made.n = concretizations() + 1
         where = f" at {loc.describe()}" if loc else ""
         msg = (f"tracejit: {what} needs a concrete value, but the value is traced "
                f"(its contents are unknown until the compiled function runs){where}\n"
-               "What to do: if the value depends only on an argument that is a setting rather "
-               "than data, mark that argument static with jit(f, static_argnums=...) or "
-               "static_argnames=...; to choose between values elementwise use np.where(cond, "
-               "a, b).")
+               "What to do: " + (what_to_do or
+                                 "if the value depends only on an argument that is a setting "
+                                 "rather than data, mark that argument static with jit(f, "
+                                 "static_argnums=...) or static_argnames=...; to choose "
+                                 "between values elementwise use np.where(cond, a, b)."))
         if extra:
             msg += "\n" + extra
         super().__init__(msg)
@@ -227,6 +229,27 @@ def store_into_numpy_array_error() -> TracerError | None:
 
 
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_BINARY_SUBSCR = dis.opmap["BINARY_SUBSCR"]
+
+
+def index_into_constant_error() -> TracerError | None:
+    """The error for ``table[ids]`` or ``table[i:i + n]`` with traced indices where ``table`` is
+    no traced array (an array read through an attribute, made inside the function, or a
+    list), if that is the statement running: NumPy converts the index itself, and the general
+    advice (static_argnums) does not fit."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_code[frame.f_lasti] != _BINARY_SUBSCR:
+        return None
+    return ConcretizationError(
+        "Indexing a NumPy array or a Python list that is not traced (a constant of the trace: "
+        "an array made inside the function, or read through an attribute or a container) "
+        "with a traced index (table[ids], x[i:i + n])",
+        SourceLocation(frame.f_code.co_filename, frame.f_lineno),
+        what_to_do="pass the array as an argument, or bind it to a global variable the "
+        "function reads (arguments and global arrays are traced, and take traced indices); a "
+        "list of arrays: np.stack it first.")
 
 
 def array_conversion_error() -> TracerError:

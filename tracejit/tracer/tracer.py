@@ -14,8 +14,8 @@ import numpy as np
 
 from ..ir import Value
 from .errors import (ConcretizationError, ConcretizationTypeError, UnsupportedError,
-                     array_conversion_error, control_flow_hint, numpy_error,
-                     store_into_numpy_array_error, unsupported, user_location)
+                     array_conversion_error, control_flow_hint, index_into_constant_error,
+                     numpy_error, store_into_numpy_array_error, unsupported, user_location)
 from .trace_state import Trace, check_alive
 from .views import is_array_0d, is_scalar_argument, made_as_array, refresh
 
@@ -179,8 +179,9 @@ class Tracer:
         check_alive(self)
         # Not a TypeError: NumPy would swallow that and raise its own, naming nothing.
         loc = user_location()
-        raise ConcretizationError("Using a traced value as a Python int (a shape, size, "
-                                  "slice bound or range)", loc, control_flow_hint(loc))
+        raise index_into_constant_error() or ConcretizationError(
+            "Using a traced value as a Python int (a shape, size, slice bound or range)", loc,
+            control_flow_hint(loc))
 
     def __complex__(self):
         check_alive(self)
@@ -203,7 +204,8 @@ class Tracer:
 
     def __array__(self, dtype=None, copy=None):
         check_alive(self)
-        raise store_into_numpy_array_error() or array_conversion_error()
+        raise (store_into_numpy_array_error() or index_into_constant_error()
+               or array_conversion_error())
 
     def tolist(self):
         self.__array__()
