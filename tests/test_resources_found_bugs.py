@@ -87,3 +87,30 @@ def test_a_static_argument_is_not_kept_alive_by_the_retrace_history():
     gc.collect()
     assert sum(r() is not None for r in refs) <= 1
     assert f.trace_count == 4
+
+
+_LR = 0.1
+
+
+def _scaled_tanh(x):
+    return np.tanh(x) * _LR
+
+
+def test_a_global_changed_every_step_does_not_pile_up_compile_threads():
+    """Each trace started a background compile thread of its own: a learning rate changed
+    every step (a trace each step) had 157 threads alive at once. One thread compiles in
+    turn now, and a program jit dropped before its turn is skipped."""
+    import threading
+    import warnings
+    global _LR
+    f = tracejit.jit(_scaled_tanh)
+    x = np.ones(16)
+    most = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # (the RetraceWarning this pattern earns)
+        for step in range(40):
+            _LR = 0.1 * 0.9 ** step
+            np.testing.assert_allclose(f(x), np.tanh(x) * _LR)
+            most = max(most, sum(t.name.startswith("tracejit-compile")
+                                 for t in threading.enumerate()))
+    assert f.trace_count == 40 and most <= 1

@@ -285,6 +285,12 @@ class JittedFunction:
         """A global or closure value the traces read has changed: trace again on the next
         call, whatever the arguments (guards.py)."""
         with self._lock:
+            for entry in list(self._cache.values()) + list(self._layouts.values()):
+                # their background compiles stop at the next stage: a global changed every
+                # step (a learning-rate schedule) started one per step, 157 threads at once
+                cancel = getattr(entry.program, "cancel", None)
+                if cancel is not None:
+                    cancel()
             self._cache.clear()
             self._fast.clear()
             self._layouts.clear()

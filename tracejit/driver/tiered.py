@@ -16,6 +16,7 @@ running on the last stage that works and the error is reported once.
 from __future__ import annotations
 
 import atexit
+import collections
 import os
 import sys
 import threading
@@ -35,10 +36,62 @@ class CompileWarning(UserWarning):
 _pending: "weakref.WeakSet" = weakref.WeakSet()
 
 
+class _Compiles:
+    """The background compiles, one at a time in one thread, in the order programs asked:
+    a thread each piled up where every step traced again (a global changed each step: 157
+    threads at once, each holding its program), and they shared the same cores anyway. A
+    program jit dropped meanwhile (``cancel``) is skipped."""
+
+    def __init__(self):
+        self._queue: collections.deque = collections.deque()
+        self._cond = threading.Condition()
+        self._busy = threading.Lock()      # held while a compile runs (a fork waits on it)
+        self._thread = None
+        self._pid = os.getpid()
+
+    def submit(self, program, stages):
+        with self._cond:
+            if self._pid != os.getpid():       # a forked child: the parent's thread is not here
+                self.in_child()
+            self._queue.append((program, stages))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="tracejit-compile")
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self):
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._cond.wait()
+                program, stages = self._queue.popleft()
+            with self._busy:
+                program._compile(stages)
+
+    def in_child(self):
+        """After a fork: the child has no compile thread, and the parent's locks may be held
+        (the thread waiting on the condition held its lock now and then)."""
+        self._queue, self._thread, self._pid = collections.deque(), None, os.getpid()
+        self._busy = threading.Lock()
+        self._cond = threading.Condition()
+
+    def drain(self):
+        """Forget the compiles not started (at exit: nothing will use them)."""
+        with self._cond:
+            queued, self._queue = list(self._queue), collections.deque()
+        for program, _ in queued:
+            program._skip()
+
+
+_compiles = _Compiles()
+
+
 @atexit.register
 def _wait_for_compiles():
-    # A thread stopped inside LLVM while the interpreter shuts down can crash it: let each
-    # compile in flight finish first.
+    # A thread stopped inside LLVM while the interpreter shuts down can crash it: let the
+    # compile in flight finish first (those not started are dropped).
+    _compiles.drain()
     for program in list(_pending):
         program._done.wait()
 
@@ -51,19 +104,32 @@ def _orphaned_in_child():
         program._stages = None
         program._done.set()
     _pending.clear()
+    _compiles.in_child()
+    _forking.held = False
     _compiling, _saved_interval, _interval_lock = 0, None, threading.Lock()
 
 
 def _before_fork():
-    # A fork waits for the compiles in flight: the child would inherit their half-done
-    # imports and the locks they hold (Numba's compiler lock), and hang or fail on its own
-    # first compile. A compile thread that forks (none does) must not wait for itself.
-    if not threading.current_thread().name.startswith("tracejit-compile"):
-        _wait_for_compiles()
+    # A fork waits for the compile in flight, and no other starts until it is done: the child
+    # would inherit its half-done imports and the locks it holds (Numba's compiler lock), and
+    # hang or fail on its own first compile. The compile thread that forks (none does) must
+    # not wait for itself.
+    if threading.current_thread().name != "tracejit-compile":
+        _compiles._busy.acquire()
+        _forking.held = True
 
+
+def _after_fork_in_parent():
+    if getattr(_forking, "held", False):
+        _forking.held = False
+        _compiles._busy.release()
+
+
+_forking = threading.local()
 
 if hasattr(os, "register_at_fork"):            # POSIX only
-    os.register_at_fork(before=_before_fork, after_in_child=_orphaned_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_orphaned_in_child)
 
 
 # While a compile runs in the background, Python's GIL switch interval is made short. Numba's
@@ -106,17 +172,34 @@ class TieredProgram:
         self._done = threading.Event()
         self._stages = stages
         self._started = threading.Lock()
+        self._cancelled = False
+
+    def cancel(self):
+        """Build no more stages (jit dropped this program: a global it read changed); a stage
+        being built is finished, and calls already holding the program still run."""
+        self._cancelled = True
+        if self._stages is not None and self._started.acquire(blocking=False):
+            self._stages = None            # never started: nothing is left to build
+            self._done.set()
 
     def _start(self):
         # After the first call: the background work (loading SciPy, Numba, the kernels) would
         # otherwise take the GIL from the first call (warm MLP step: 0.08 against 0.2 s).
+        if self._cancelled:
+            return
         if self._stages is not None and self._started.acquire(blocking=False):
             stages, self._stages = self._stages, None
             _pending.add(self)
-            threading.Thread(target=self._compile, args=(stages,), daemon=True,
-                             name=f"tracejit-compile-{self.name}").start()
+            _compiles.submit(self, stages)
+
+    def _skip(self):
+        """Not compiled after all (dropped before its turn, or at exit)."""
+        self._done.set()
+        _pending.discard(self)
 
     def _compile(self, stages):
+        if self._cancelled:
+            return self._skip()
         start = time.perf_counter()
         _shorter_gil_slices(+1)
         try:
@@ -132,6 +215,8 @@ class TieredProgram:
 
     def _build(self, stages, start: float):
         for tier, build in stages:
+            if self._cancelled:
+                break
             try:
                 program = build()
             except BaseException as e:     # reported, never raised into a user's call
