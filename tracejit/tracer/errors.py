@@ -198,15 +198,22 @@ class UnsupportedError(TracerError, TypeError):
     """A NumPy function or argument that tracejit cannot trace."""
 
 
-def unsupported(what: str, hint: str = "", loc: SourceLocation | None = None
-                ) -> UnsupportedError:
+class WriteRefusedError(UnsupportedError):
+    """A write into an array of an enclosing trace (``G[0] = v`` in a loop body, ``G`` a
+    global): final, where other errors of a trace that lifted the arrays it reads from
+    outside have it traced again with them constants (trace_function.py), which would write
+    into the user's array itself, once, while tracing."""
+
+
+def unsupported(what: str, hint: str = "", loc: SourceLocation | None = None,
+                cls: type = UnsupportedError) -> UnsupportedError:
     """``loc``: the user's line it is about, when not the one running now."""
     loc = loc or user_location()
     where = f", at {loc.describe()}" if loc else ""
     msg = f"tracejit: {what} is not supported under tracing{where}"
     if hint:
         msg += f"\nWhat to do: {hint}"
-    return UnsupportedError(msg)
+    return cls(msg)
 
 
 def store_into_numpy_array_error() -> TracerError | None:

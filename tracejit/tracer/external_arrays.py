@@ -281,7 +281,9 @@ class ExternalArrays:
     def reach(self, value, label: str, depth: int = 0, path=None) -> None:
         """Note the writeable arrays held by ``value`` (a global or closure value of the
         user's code that is no array itself, a static argument, a jitted method's ``self``):
-        its items if it is a list, tuple or dict, its own attributes if it is an object, to
+        its items if it is a list, tuple or dict, its own attributes if it is an object, the
+        globals and closure variables of a user's function (switch's branches in a list), a
+        bound method's object and function, a partial's function and arguments, to
         ``REACH_DEPTH`` levels, ``REACH_ITEMS`` of each (``layers[i]`` in a loop,
         ``model.layers[0].W``), with the path to each (``resolve``)."""
         if depth >= REACH_DEPTH or self._visited >= REACH_OBJECTS:
@@ -296,7 +298,17 @@ class ExternalArrays:
             n = len(value)
             items = ((f"{label}[{k!r}]", ("key", k, n), v)
                      for k, v in list(value.items())[:REACH_ITEMS])
-        elif isinstance(value, (types.ModuleType, type, types.FunctionType, types.MethodType,
+        elif isinstance(value, types.FunctionType):
+            # a function held in a container or an attribute (switch's branches in a global
+            # list, a step function in a dict): neither copied (Shadows) nor guarded, so the
+            # arrays its globals and closure cells hold are reached here, by their path
+            items = _function_items(value, label)
+        elif type(value) in _MEMBERS:
+            # a bound method's object and function, a partial's function and arguments (the
+            # step function of a loop as a global: STEP = model.step, partial(body, W))
+            items = ((f"{label}.{k}", ("member", k, None), getattr(value, k))
+                     for k in _MEMBERS[type(value)])
+        elif isinstance(value, (types.ModuleType, type, types.MethodType,
                                 np.generic, str, bytes, int, float, complex, bool)) \
                 or value is None:
             return
@@ -456,6 +468,18 @@ def resolve(path):
             value = d.get(k, MISSING)
         elif kind == "slot":
             value = dict(_slot_values(value)).get(k, MISSING)
+        elif kind == "member":
+            if k not in _MEMBERS.get(type(value), ()):
+                return MISSING
+            value = getattr(value, k)
+        elif kind == "global":
+            if not isinstance(value, types.FunctionType):
+                return MISSING
+            value = value.__globals__.get(k, MISSING)
+        elif kind == "cell":
+            if not isinstance(value, types.FunctionType) or k not in value.__code__.co_freevars:
+                return MISSING
+            value = cell_value(value.__closure__[value.__code__.co_freevars.index(k)])
         elif kind == "item":
             if type(value) not in (list, tuple) or len(value) != n:
                 return MISSING
@@ -467,6 +491,32 @@ def resolve(path):
         if value is MISSING:
             return MISSING
     return value
+
+
+# What ``reach`` follows in a bound method and a partial (read-only members, no user code)
+_MEMBERS = {types.MethodType: ("__self__", "__func__"),
+            functools.partial: ("func", "args", "keywords")}
+
+
+def _function_items(fn: types.FunctionType, label: str) -> list:
+    """(label, step, value) of the globals and closure variables a user's function reads
+    (as Shadows would lift them), for ``ExternalArrays.reach``: none of a library's, nor of
+    one that stores into them or reads ``globals()`` (Shadows leaves their arrays constants)."""
+    code = fn.__code__
+    if is_library(code.co_filename) or stored_names(code, _STORES | _CELL_STORES) \
+            or global_names(code) & _READS_GLOBALS:
+        return []
+    out = []
+    g = fn.__globals__
+    for name in sorted(global_names(code)):
+        v = g.get(name, MISSING)
+        if v is not MISSING and not isinstance(v, types.ModuleType):
+            out.append((f"{label}: global {name}", ("global", name, None), v))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        v = cell_value(cell)
+        if v is not MISSING:
+            out.append((f"{label}: {name}", ("cell", name, None), v))
+    return out[:REACH_ITEMS]
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,7 +13,7 @@ from ..ir.passes import dce
 from .arguments import abstract_leaf
 from .views import argument_root
 from .container_writes import ContainerWrites, first_change, record, snapshot
-from .errors import TracerError, concretizations, unsupported
+from .errors import TracerError, WriteRefusedError, concretizations, unsupported
 from .external_arrays import SMALL_CONSTANT_ARRAY, ExternalArrays
 from .leaks import check_no_leaks
 from .numpy.patches import numpy_sees_tracers
@@ -162,7 +162,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
             _check_results(out, out_leaves, name)
             results = [lift(x, tr) for x in out_leaves]
         except TracerError as e:
-            if externals is not None and externals.tracers:
+            if externals is not None and externals.tracers \
+                    and not isinstance(e, WriteRefusedError):
                 raise _NeedsConstants(externals.smallest_lifted()) from e
             raise
         if externals is not None and externals.tracers and concretizations() != made:
