@@ -107,6 +107,7 @@ def test_add_and_multiply_accumulate_match_numpy(axis):
             np.testing.assert_allclose(got, want, rtol=1e-13)
 
 
-def test_maximum_accumulate_is_refused_with_the_way_to_write_it():
-    with pytest.raises(tracejit.UnsupportedError, match="running maximum is a tracejit.scan"):
-        tracejit.jit(lambda x: np.maximum.accumulate(x, axis=1))(np.ones((2, 3)))
+def test_maximum_accumulate_is_a_running_maximum():
+    x = np.array([[1.0, 3.0, 2.0, np.nan, 5.0], [4.0, -1.0, 6.0, 0.0, 2.0]])
+    got = tracejit.jit(lambda x: np.maximum.accumulate(x, axis=1))(x)
+    np.testing.assert_array_equal(got, np.maximum.accumulate(x, axis=1))

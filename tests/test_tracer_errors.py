@@ -112,7 +112,7 @@ def test_item_of_a_traced_value():
     ("np.nonzero", lambda x: np.nonzero(x)),
     ("np.linalg.eig", lambda x: np.linalg.eig(x.reshape(1, 3) * x.reshape(3, 1))),
     ("np.argwhere", lambda x: np.argwhere(x)),
-    ("np.maximum.accumulate", lambda x: np.maximum.accumulate(x)),
+    ("np.logaddexp.accumulate", lambda x: np.logaddexp.accumulate(x)),
     ("np.nextafter", lambda x: np.nextafter(x, 1)),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_unsupported_numpy_function_is_a_type_error_naming_it(name, call):
@@ -469,7 +469,9 @@ def _callable_with_arrays(func) -> bool:
 
 
 @pytest.mark.parametrize("positional", [False, True], ids=["keyword", "positional"])
-@pytest.mark.parametrize("func", [f for f in _functions_with_out() if _callable_with_arrays(f)],
+@pytest.mark.parametrize("func", [f for f in _functions_with_out() if _callable_with_arrays(f)
+                                  # (a traced condition: a data-dependent size, refused)
+                                  and f is not np.compress],
                          ids=lambda f: f.__name__)
 def test_every_function_with_out_writes_into_it(func, positional):
     """np.clip(g, -5, 5, out=g) once left g unclipped; np.dot, np.concatenate, np.outer dropped

@@ -49,7 +49,7 @@ class UnsupportedAttributeError(UnsupportedError, AttributeError):
 _ATTRIBUTE_HINTS = {
     "flat": "index x.ravel() (a view of a C-contiguous x, so writes reach x): "
             "x.ravel()[i] = v",
-    "put": "write through x.ravel() (a view of a C-contiguous x): x.ravel()[idx] = v",
+    "strides": "traced arrays have no memory layout yet: use x.shape and x.itemsize",
     "resize": "rebind the name to a new array: x = np.resize(x, shape), or x.reshape(...)",
     "setflags": "leave the array writeable inside the jitted function",
     "nonzero": "use np.where(cond, x, y) to keep the shape (nonzero's size depends on the "
@@ -335,27 +335,39 @@ class Tracer:
         _numpy.setitem(self, Ellipsis, value)
 
     # Signatures follow ndarray's, so positional arguments mean what they mean in NumPy.
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        if initial is not None or where is not True:
+            return np.sum(self, axis, dtype, out, keepdims, initial=initial, where=where)
         return _numpy.write_out(_numpy.sum(self, axis, keepdims, dtype), out, "sum")
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+        if initial is not None or where is not True:
+            return np.prod(self, axis, dtype, out, keepdims, initial=initial, where=where)
         return _numpy.write_out(_numpy.prod(self, axis, keepdims, dtype), out, "prod")
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+        if where is not True:
+            return np.mean(self, axis, dtype, out, keepdims, where=where)
         return _numpy.write_out(_numpy.mean(self, axis, keepdims, dtype), out, "mean")
 
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+        if where is not True:
+            return np.var(self, axis, dtype, out, ddof, keepdims, where=where)
         return _numpy.write_out(_numpy.var(self, axis, keepdims, ddof, dtype), out, "var")
 
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True):
+        if where is not True:
+            return np.std(self, axis, dtype, out, ddof, keepdims, where=where)
         return _numpy.write_out(_numpy.std(self, axis, keepdims, ddof, dtype), out, "std")
 
     def max(self, axis=None, out=None, keepdims=False, initial=None, where=True):
-        _no_where("max", where)
+        if where is not True:
+            return np.max(self, axis, out, keepdims, initial=initial, where=where)
         return _numpy.write_out(_numpy.amax(self, axis, keepdims, initial), out, "max")
 
     def min(self, axis=None, out=None, keepdims=False, initial=None, where=True):
-        _no_where("min", where)
+        if where is not True:
+            return np.min(self, axis, out, keepdims, initial=initial, where=where)
         return _numpy.write_out(_numpy.amin(self, axis, keepdims, initial), out, "min")
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
@@ -364,10 +376,14 @@ class Tracer:
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _numpy.write_out(_numpy.argmin(self, axis, keepdims), out, "argmin")
 
-    def all(self, axis=None, out=None, keepdims=False):
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        if where is not True:
+            return np.all(self, axis, out, keepdims, where=where)
         return _numpy.write_out(_numpy.all(self, axis, keepdims), out, "all")
 
-    def any(self, axis=None, out=None, keepdims=False):
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        if where is not True:
+            return np.any(self, axis, out, keepdims, where=where)
         return _numpy.write_out(_numpy.any(self, axis, keepdims), out, "any")
 
     def round(self, decimals=0, out=None):
@@ -457,19 +473,45 @@ class Tracer:
     def dot(self, other):
         return _numpy.dot(self, other)
 
-    def take(self, indices, axis=None):
-        return _numpy.take(self, indices, axis)
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis, out, mode)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side, sorter)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """In place, as ndarray.partition (here a full sort: it satisfies the contract)."""
+        _numpy.setitem(self, Ellipsis, np.partition(self, kth, axis, kind, order))
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return np.argpartition(self, kth, axis, kind, order)
+
+    def compress(self, condition, axis=None, out=None):
+        return np.compress(condition, self, axis, out)
+
+    def choose(self, choices, out=None, mode="raise"):
+        return np.choose(self, choices, out, mode)
+
+    def put(self, indices, values, mode="raise"):
+        np.put(self, indices, values, mode)
+
+    @property
+    def imag(self):
+        return np.imag(self)        # zeros: traced arrays are real
+
+    @property
+    def device(self):
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        if device != "cpu":
+            raise ValueError(f'Unsupported device "{device}"')
+        return self
 
 
 
 def _is_array_class(obj) -> bool:
     return isinstance(obj, type) and issubclass(obj, np.ndarray)
-
-
-def _no_where(method: str, where) -> None:
-    if where is not True:
-        raise unsupported(f"x.{method}(where=...)",
-                          f"select first: np.where(mask, x, fill).{method}(...)")
 
 
 def _deferring(method):

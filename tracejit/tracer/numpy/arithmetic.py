@@ -123,10 +123,14 @@ def float_power(a, b):
 
 
 def maximum(a, b):
+    if result_dtype(a, b).is_bool:      # NumPy's bool loops: or and and
+        return logical_or(a, b)
     return binary_op(ops.maximum, a, b, dtype=numeric_dtype("maximum", a, b))
 
 
 def minimum(a, b):
+    if result_dtype(a, b).is_bool:
+        return logical_and(a, b)
     return binary_op(ops.minimum, a, b, dtype=numeric_dtype("minimum", a, b))
 
 
@@ -404,9 +408,23 @@ def select(condlist, choicelist, default=0):
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     x = lift(a)
-    if prepend is not None or append is not None:
-        raise unsupported("np.diff with prepend= or append=", "concatenate them first")
     axis = normalize_axis(axis, x.ndim)
+    if n == 0:
+        return x
+    if prepend is not None or append is not None:
+        # NumPy's: each an array (a Python scalar too: not weak), a 0-d one broadcast to x's
+        # shape with one element along the axis, then concatenated
+        from .lifting import concatenate
+        parts = []
+        for part, where_ in ((prepend, 0), (x, None), (append, 1)):
+            if part is None:
+                continue
+            if where_ is not None:
+                part = lift(part if hasattr(part, "_trace") else np.asarray(part), x._trace)
+                if part.ndim == 0:
+                    part = broadcast_to(part, x.shape[:axis] + (1,) + x.shape[axis + 1:])
+            parts.append(part)
+        x = concatenate(parts, axis)
     for _ in range(n):
         m = x.shape[axis]
         lo, hi = [0] * x.ndim, list(x.shape)
@@ -416,3 +434,33 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         rest = slice_(x, lo, hi, [1] * x.ndim)
         x = logical_xor(rest, first) if x.dtype == np.bool_ else subtract(rest, first)
     return x
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """np.piecewise: each function (or constant) where its condition holds, the extra
+    function (if one more than the conditions) where none does, else 0; later conditions win,
+    as in NumPy. Each function runs on the whole array (elementwise ones give the values
+    NumPy computes on the selection)."""
+    x = lift(x)
+    if isinstance(condlist, (list, tuple)) and not any(
+            hasattr(c, "_trace") or np.ndim(c) for c in condlist):
+        condlist = [condlist]       # NumPy: one scalar condition list
+    elif not isinstance(condlist, (list, tuple)):
+        c = lift(condlist, x._trace)
+        condlist = [condlist] if c.shape == x.shape or c.ndim == 0 else list(c)
+    n = len(condlist)
+    if len(funclist) not in (n, n + 1):
+        raise numpy_error(ValueError, f"with {n} condition(s), either {n} or {n + 1} "
+                          f"functions are expected", "give one function per condition")
+    conds = [broadcast_to(to_bool(lift(c, x._trace)), x.shape) for c in condlist]
+    if len(funclist) == n + 1:
+        none = conds[0]
+        for c in conds[1:]:
+            none = logical_or(none, c)
+        conds.append(logical_not(none))
+    out = broadcast_to(lift(np.zeros((), x.dtype), x._trace), x.shape)
+    for c, f in zip(conds, funclist):
+        v = f(x, *args, **kw) if callable(f) else f
+        v = astype(lift(v, x._trace), x.dtype)     # NumPy writes into an array of x's dtype
+        out = where(c, v, out)
+    return out

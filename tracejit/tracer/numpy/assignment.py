@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import dtypes, ops
-from ..errors import numpy_error, unsupported, user_location
+from ..errors import WriteRefusedError, numpy_error, unsupported, user_location
 from ..tracer import Tracer
 from ..views import is_scalar_argument
 from .arithmetic import where as select
@@ -167,7 +167,7 @@ def _check_writable(x: Tracer, value) -> None:
         raise unsupported("writing into an array of an enclosing trace (a value the function "
                           "closed over, inside grad/jit of an inner function)",
                           "pass it to the inner function as an argument, or return the new "
-                          "value from it")
+                          "value from it", cls=WriteRefusedError)
     trace_of(x, value)      # an escaped tracer is an error here, as anywhere
     if is_scalar_argument(x):
         raise numpy_error(TypeError, f"'numpy.{x.dtype}' object does not support item "
@@ -389,3 +389,99 @@ def _repeat_to(v: Tracer, n: int) -> Tracer:
     idx = np.arange(n) % v.size
     return emit(v._trace, ops.take, [v, constant(idx, trace=v._trace)], axis=0)
 
+
+
+# ---------------------------------------------------------------------------------------------
+# np.put_along_axis, np.put, np.putmask, np.place: writes at positions of the same shape as
+# their arguments (the traced array keeps its shape whatever the data)
+
+
+def _write_target(a, name):
+    if not isinstance(a, Tracer):
+        raise unsupported(f"{name} into a NumPy array inside a traced function",
+                          "write into a traced array (e.g. x = np.array(a) first)")
+    return a
+
+
+def put_along_axis(arr, indices, values, axis):
+    """arr[i0, ..., indices, ..., iN] = values, the other axes' positions broadcast (NumPy's
+    _make_along_axis_idx); ``axis=None`` writes into the flattened array."""
+    arr = _write_target(arr, "np.put_along_axis")
+    idx = lift(indices, arr._trace)
+    if axis is None:
+        if idx.ndim != 1:
+            raise numpy_error(ValueError, "when axis=None, `indices` must have a single "
+                              "dimension.", "pass 1-D indices")
+        return put(arr, idx, values)
+    if not dt(idx).is_int:
+        raise numpy_error(IndexError, "`indices` must be an integer array",
+                          "convert them with .astype(np.int64)")
+    if idx.ndim != arr.ndim:
+        raise numpy_error(ValueError, "`indices` and `arr` must have the same number of "
+                          "dimensions", "give indices arr's number of dimensions")
+    from .rules import normalize_axis
+    axis = normalize_axis(axis, arr.ndim)
+    key = tuple(idx if d == axis else
+                np.arange(n).reshape([n if i == d else 1 for i in range(arr.ndim)])
+                for d, n in enumerate(arr.shape))
+    setitem(arr, key, values)
+
+
+def put(a, ind, v, mode="raise"):
+    """a.flat[ind] = v, ``v`` repeated cyclically over the positions; mode 'wrap'/'clip'
+    fold the positions in, 'raise' checks constant ones."""
+    from .arithmetic import clip, remainder
+    from .gather import check_bounds, constant_value, unravel_index
+    a = _write_target(a, "np.put")
+    idx = reshape(lift(ind, a._trace), (-1,))
+    if not dt(idx).is_int:
+        raise numpy_error(TypeError, "Cannot cast array data from dtype('float64') to "
+                          "dtype('int64') according to the rule 'safe'", "pass integer indices")
+    n = a.size
+    if mode == "wrap":
+        idx = remainder(idx, n)
+    elif mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    else:
+        value = constant_value(idx)
+        if value is not None:
+            check_bounds(np.broadcast_to(value, idx.shape), n, 0)
+        from .arithmetic import add, less, where
+        idx = where(less(idx, 0), add(idx, n), idx)
+    if idx.size == 0:
+        return
+    vals = reshape(_as_written(v, a), (-1,))
+    if vals.size == 0:
+        return
+    vals = _repeat_to(vals, idx.size) if vals.size != idx.size else vals
+    setitem(a, unravel_index(idx, a.shape), vals)
+
+
+def putmask(a, mask, values):
+    """a.flat[i] = values.flat[i % values.size] where mask."""
+    from .gather import resize
+    a = _write_target(a, "np.putmask")
+    vals = _as_written(values, a)
+    if vals.size == 0:
+        return
+    m = broadcast_to(lift(mask, a._trace), a.shape)
+    store(a, select(m, resize(vals, a.shape), _plain(a)))
+
+
+def place(arr, mask, vals):
+    """The n-th True position of ``mask`` gets vals[n % len(vals)]."""
+    from .arithmetic import remainder, subtract, to_bool
+    from .gather import take
+    from .reductions import cumsum
+    arr = _write_target(arr, "np.place")
+    v = reshape(_as_written(vals, arr), (-1,))
+    m = reshape(to_bool(lift(mask, arr._trace)), (-1,))
+    if m.size != arr.size:
+        raise numpy_error(ValueError, "place: mask and data must be the same size",
+                          "pass a mask of the array's size")
+    if v.size == 0:
+        raise unsupported("np.place with no values (NumPy raises only if the mask has a "
+                          "True, which needs the data)", "pass at least one value")
+    nth = remainder(subtract(cumsum(m), 1), v.size)
+    new = select(m, take(v, nth, 0, mode="clip"), reshape(_plain(arr), (-1,)))
+    store(arr, reshape(new, arr.shape))

@@ -63,13 +63,25 @@ UFUNCS = {
     np.cbrt: math_functions.cbrt, np.modf: math_functions.modf, np.ldexp: math_functions.ldexp,
     np.frexp: math_functions.frexp,
     np.matmul: linalg.matmul, np.vecdot: linalg.vecdot,
+    np.arccosh: math_functions.arccosh, np.logaddexp2: math_functions.logaddexp2,
+    **({np.matvec: lambda a, b: linalg.matmul(a, lifting.expand_dims(b, -1))[..., 0],
+        np.vecmat: lambda a, b: linalg.matmul(lifting.expand_dims(a, -2), b)[..., 0, :]}
+       if hasattr(np, "matvec") else {}),
 }
 
 UFUNC_REDUCE = {
     np.add: reductions.sum, np.multiply: reductions.prod, np.maximum: reductions.amax,
     np.minimum: reductions.amin, np.logical_and: reductions.all, np.logical_or: reductions.any,
 }
-UFUNC_ACCUMULATE = {np.add: reductions.cumsum, np.multiply: reductions.cumprod}
+UFUNC_ACCUMULATE = {np.add: reductions.cumsum, np.multiply: reductions.cumprod,
+                    np.maximum: reductions.cummax, np.minimum: reductions.cummin}
+
+def refusing(what, hint):
+    """A FUNCTIONS entry that refuses a call with ``hint`` (at the user's line)."""
+    def refuse(*args, **kwargs):
+        raise unsupported(what, hint)
+    return refuse
+
 
 FUNCTIONS = {
     # reductions and statistics
@@ -212,13 +224,55 @@ FUNCTIONS = {
         x, ord, (-2, -1), keepdims),
     # writing into arrays
     np.copyto: assignment.copyto, np.fill_diagonal: assignment.fill_diagonal,
+    np.put_along_axis: assignment.put_along_axis, np.put: assignment.put,
+    np.putmask: assignment.putmask, np.place: assignment.place,
+    # more functions with shapes known before the data
+    np.rollaxis: shapes.rollaxis, np.resize: gather.resize, np.compress: gather.compress,
+    np.delete: gather.delete, np.insert: gather.insert, np.choose: gather.choose,
+    np.ravel_multi_index: gather.ravel_multi_index,
+    np.block: joining.block, np.apply_along_axis: joining.apply_along_axis,
+    np.apply_over_axes: joining.apply_over_axes, np.piecewise: arithmetic.piecewise,
+    np.partition: sorting.partition, np.argpartition: sorting.argpartition,
+    np.lexsort: sorting.lexsort,
+    np.logspace: ranges.logspace, np.geomspace: ranges.geomspace,
+    np.linalg.multi_dot: linalg.multi_dot, np.linalg.matrix_power: linalg.matrix_power,
+    np.sinc: math_functions.sinc, np.isposinf: math_functions.isposinf,
+    np.isneginf: math_functions.isneginf,
+    np.real: math_functions.real, np.imag: math_functions.imag,
+    np.isreal: math_functions.isreal, np.iscomplex: math_functions.iscomplex,
+    np.real_if_close: lambda a, tol=100: lifting.lift(a), np.angle: math_functions.angle,
+    np.array_equal: reductions.array_equal, np.array_equiv: reductions.array_equiv,
+    np.common_type: lambda *arrays: np.common_type(*(
+        np.empty(0, a.dtype) if hasattr(a, "_trace") else a for a in arrays)),
+    **({np.cumulative_sum: reductions.cumulative_sum,
+        np.cumulative_prod: reductions.cumulative_prod, np.unstack: joining.unstack}
+       if hasattr(np, "unstack") else {}),
+    # refused: results whose size depends on the data, with what to write instead
+    np.nonzero: refusing("np.nonzero (its result's size depends on the data)",
+                     "keep the shape with np.where(cond, x, fill), or count with np.count_nonzero"),
+    np.argwhere: refusing("np.argwhere (its result's size depends on the data)",
+                     "keep the shape with np.where(cond, x, fill), or count with np.count_nonzero"),
+    np.flatnonzero: refusing("np.flatnonzero (its result's size depends on the data)",
+                     "keep the shape with np.where(cond, x, fill), or count with np.count_nonzero"),
+    np.extract: refusing("np.extract (its result's size depends on the data)",
+                     "keep the shape with np.where(cond, x, fill), or reduce with where=: x.sum(where=cond)"),
+    np.unique: refusing("np.unique (its result's size depends on the data)",
+                     "sort instead (np.sort keeps the size), or call np.unique outside the jitted function"),
+    np.trim_zeros: refusing("np.trim_zeros (its result's size depends on the data)",
+                     "slice with constant bounds, or trim outside the jitted function"),
+    np.linalg.lstsq: refusing("np.linalg.lstsq (its residuals' size depends on the rank)",
+                              "solve with np.linalg.pinv(a) @ b, or np.linalg.solve(a.T @ a, "
+                              "a.T @ b)"),
+    np.polyfit: refusing("np.polyfit", "fit with np.linalg.pinv(np.vander(x, deg + 1)) @ y"),
+    np.einsum_path: refusing("np.einsum_path", "call np.einsum (optimize= is accepted) "
+                             "directly; einsum_path's plan is not traced"),
 }
 
 # The functions whose result is a view of their first argument in NumPy (a write into one is
 # seen through the other; views.py). Every other function's results are new arrays.
 VIEW_FUNCTIONS = {
     np.reshape, np.ravel, np.transpose, np.matrix_transpose, np.linalg.matrix_transpose,
-    np.swapaxes, np.moveaxis,
+    np.swapaxes, np.moveaxis, np.rollaxis, np.real,
     np.squeeze, np.expand_dims, np.broadcast_to, np.broadcast_arrays, np.flip, np.fliplr,
     np.flipud, np.rot90, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split,
     np.array_split, np.hsplit, np.vsplit, np.dsplit,

@@ -245,3 +245,124 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     for w, a in zip(window, axes):       # an axis windowed twice: windows of windows
         x = emit(x._trace, ops.window, [x], weak=x._weak, dims=[a], sizes=[w])
     return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Takes with constant positions: np.resize, np.compress (a constant condition), np.delete and
+# np.insert (constant indices), np.choose, np.ravel_multi_index
+
+
+def resize(a, new_shape):
+    """np.resize: the flattened array repeated (or cut) to fill ``new_shape``."""
+    x = lift(a)
+    shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(
+        int(d) for d in new_shape)
+    if any(d < 0 for d in shape):
+        raise numpy_error(ValueError, "all elements of `new_shape` must be non-negative",
+                          "pass a shape of non-negative sizes")
+    n = math.prod(shape)
+    flat = reshape(x, (-1,))
+    if x.size == 0 or n == 0:
+        from .shapes import full
+        return full(shape, np.zeros((), x.dtype), trace=x._trace)
+    return reshape(take(flat, np.arange(n) % x.size, 0), shape)
+
+
+def _constant(x, what, hint):
+    """A constant argument's value; a traced one is refused (the result's size would depend
+    on the data)."""
+    if isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and has_tracer(x)):
+        value = constant_value(x) if isinstance(x, Tracer) else None
+        if value is None:
+            raise unsupported(f"{what} with a traced {hint} (the result's size depends on "
+                              "the data)", "pass a constant, or keep the shape with "
+                              "np.where(mask, x, fill)")
+        return value
+    return np.asarray(x)
+
+
+def compress(condition, a, axis=None, out=None):
+    x = lift(a)
+    cond = _constant(condition, "np.compress", "condition").astype(bool).ravel()
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    if cond.size > x.shape[axis]:
+        raise numpy_error(IndexError, f"index {cond.size - 1} is out of bounds for axis "
+                          f"{axis} with size {x.shape[axis]}", "shorten the condition")
+    return take(x, np.flatnonzero(cond), axis)
+
+
+def delete(arr, obj, axis=None):
+    x = lift(arr)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    if isinstance(obj, slice):
+        drop = np.arange(n)[obj]
+    else:
+        drop = _constant(obj, "np.delete", "index")
+        if drop.dtype == bool:
+            drop = np.flatnonzero(drop)
+    keep = np.delete(np.arange(n), drop)        # NumPy's checks and rules for the positions
+    return take(x, keep, axis)
+
+
+def insert(arr, obj, values, axis=None):
+    """np.insert at constant positions: NumPy's own np.insert, run on element numbers (x's
+    0, 1, ..., the values' -1, -2, ...), says where each element of the result comes from."""
+    from .lifting import concatenate
+    x = lift(arr)
+    pos = obj if isinstance(obj, slice) else _constant(obj, "np.insert", "index")
+    v = convert(lift(values, x._trace), dt(x))
+    numbers = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    markers = -1 - np.arange(v.size, dtype=np.int64).reshape(v.shape)
+    where_from = np.insert(numbers, pos, markers, axis)
+    flat = concatenate([reshape(x, (-1,)), reshape(v, (-1,))], 0)
+    src = np.where(where_from >= 0, where_from, x.size - 1 - where_from)
+    return reshape(take(flat, src.ravel(), 0), where_from.shape)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """np.choose: the choice each index picks, elementwise (indices clipped or wrapped by
+    ``mode``; out of range with mode='raise' is checked only for constant indices)."""
+    from .arithmetic import equal
+    from .lifting import lift_all
+    from .rules import result_dtype
+    idx, *cs = lift_all(a, *choices)
+    n = len(cs)
+    if mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    elif mode == "wrap":
+        idx = remainder(idx, n)
+    else:
+        value = constant_value(idx)
+        if value is not None and ((value < 0) | (value >= n)).any():
+            raise numpy_error(ValueError, "invalid entry in choice array",
+                              "pass indices within the choices, or mode='clip'/'wrap'")
+    d = result_dtype(*(convert(c, dt(c)) for c in cs))
+    out = convert(cs[-1], d)
+    for i in range(n - 2, -1, -1):
+        out = where(equal(idx, i), convert(cs[i], d), out)
+    return broadcast_to(out, broadcast_shapes(idx.shape, *(c.shape for c in cs)))
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """np.ravel_multi_index of traced indices (mode 'raise' not checked: it needs values)."""
+    from .lifting import lift_all
+    idx = [convert(i, dtypes.int64) for i in lift_all(*multi_index)]
+    dims = tuple(int(d) for d in dims)
+    modes = mode if isinstance(mode, (list, tuple)) else [mode] * len(dims)
+    axes = range(len(dims) - 1, -1, -1) if order == "C" else range(len(dims))
+    out, stride = None, 1
+    for ax in axes:
+        i = idx[ax]
+        if modes[ax] == "clip":
+            i = clip(i, 0, dims[ax] - 1)
+        elif modes[ax] == "wrap":
+            i = remainder(i, dims[ax])
+        term = i if stride == 1 else multiply(i, stride)
+        out = term if out is None else add(out, term)
+        stride *= dims[ax]
+    return out

@@ -126,3 +126,94 @@ def append(arr, values, axis=None):
     if axis is None:
         return concatenate([reshape(lift(arr), (-1,)), reshape(lift(values), (-1,))], 0)
     return concatenate([lift(arr), lift(values)], axis)
+
+
+def block(arrays):
+    """np.block: nested lists joined innermost along the last axis, each level out along the
+    axis before; every array first given the nesting depth's number of dimensions."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list)
+                                                                   else 0)
+    if isinstance(arrays, tuple):
+        raise numpy_error(TypeError, "arrays is a tuple. Only lists can be used to arrange "
+                          "blocks, and np.block does not allow implicit conversion from tuple "
+                          "to ndarray.", "use lists for the nesting")
+    levels = depth(arrays)
+    leaves = []
+
+    def collect(x):
+        if isinstance(x, list):
+            for y in x:
+                collect(y)
+        else:
+            leaves.append(x)
+    collect(arrays)
+    nd = max([levels] + [lift_all(*leaves)[i].ndim for i in range(len(leaves))])
+
+    def join(x, level):
+        if not isinstance(x, list):
+            x = lift_all(x, *leaves)[0]
+            return reshape(x, (1,) * (nd - x.ndim) + x.shape)
+        if not x:
+            raise numpy_error(ValueError, "List at arrays has an empty list", "remove it")
+        return concatenate([join(y, level + 1) for y in x], axis=-(levels - level))
+    return join(arrays, 0)
+
+
+def unstack(x, /, *, axis=0):
+    """np.unstack (NumPy 2.1): the slices along ``axis``, as a tuple."""
+    x = lift(x)
+    if x.ndim == 0:
+        raise numpy_error(ValueError, "Input array must be at least 1-d.", "pass an array")
+    axis = normalize_axis(axis, x.ndim)
+    from .gather import take
+    return tuple(take(x, i, axis) for i in range(x.shape[axis]))
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """np.apply_along_axis by tracing ``func1d`` once per 1-D slice (a Python loop over the
+    other axes' positions, unrolled into the trace), the results stacked where the axis was;
+    a loop over many slices makes a long trace: a vectorized form is faster to compile."""
+    from .gather import take
+    from .lifting import stack
+    x = lift(arr)
+    axis = normalize_axis(axis, x.ndim)
+    moved = [i for i in range(x.ndim) if i != axis] + [axis]
+    from .shapes import transpose
+    xt = transpose(x, moved)
+    outer = xt.shape[:-1]
+    if 0 in outer:
+        raise numpy_error(ValueError, "Cannot apply_along_axis when any iteration dimensions "
+                          "are 0", "pass a non-empty array")
+    results = []
+    for pos in np.ndindex(*outer):
+        row = xt
+        for i in pos:
+            row = take(row, i, 0)
+        results.append(lift(func1d(row, *args, **kwargs), x._trace))
+    res = stack(results, 0)
+    res = reshape(res, outer + results[0].shape)
+    # the result's own axes go where ``axis`` was
+    nr = results[0].ndim
+    k = len(outer)
+    order = list(range(axis)) + list(range(k, k + nr)) + list(range(axis, k))
+    return transpose(res, order)
+
+
+def apply_over_axes(func, a, axes):
+    """np.apply_over_axes: func(a, axis) for each axis in turn, the result given its
+    dimension back when func drops it."""
+    from .lifting import expand_dims as expand
+    val = lift(a)
+    n = val.ndim
+    for axis in np.atleast_1d(axes).tolist():
+        axis = axis + n if axis < 0 else axis
+        res = lift(func(val, axis), val._trace)
+        if res.ndim == val.ndim:
+            val = res
+        elif res.ndim == val.ndim - 1:
+            val = expand(res, axis)
+        else:
+            raise numpy_error(ValueError, "function is not returning an array of the correct "
+                              "shape", "return an array of the same or one fewer dimension")
+    return val

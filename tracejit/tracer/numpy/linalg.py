@@ -428,3 +428,55 @@ def triangle_indices_from(upper):
             raise numpy_error(ValueError, "input array must be 2-d", "pass a 2-D array")
         return (np.triu_indices if upper else np.tril_indices)(x.shape[-2], k=k, m=x.shape[-1])
     return f
+
+
+def multi_dot(arrays, *, out=None):
+    """np.linalg.multi_dot: the chain of dots, a 1-D first (last) array a row (column)
+    vector, as NumPy's; left to right (NumPy picks the cheapest order: the same product up to
+    rounding)."""
+    if len(arrays) < 2:
+        raise numpy_error(ValueError, "Expecting at least two arrays.", "pass two or more")
+    xs = lift_all(*arrays)
+    first_1d, last_1d = xs[0].ndim == 1, xs[-1].ndim == 1
+    if first_1d:
+        xs[0] = reshape(xs[0], (1, -1))
+    if last_1d:
+        xs[-1] = reshape(xs[-1], (-1, 1))
+    for x in xs:
+        if x.ndim != 2:
+            raise numpy_error(ValueError, f"{x.ndim}-dimensional array given. Array must be "
+                              "two-dimensional", "pass 2-D arrays (1-D only first or last)")
+    out = xs[0]
+    for x in xs[1:]:
+        out = matmul(out, x)
+    if first_1d and last_1d:
+        return reshape(out, ())
+    if first_1d:
+        return reshape(out, (-1,))
+    if last_1d:
+        return reshape(out, (-1,))
+    return out
+
+
+def matrix_power(a, n):
+    """np.linalg.matrix_power: repeated squaring (NumPy's binary decomposition, so the same
+    products); n = 0 the identity, n < 0 powers of the inverse."""
+    import operator
+    a = lift(a)
+    n = operator.index(n)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise numpy_error(np.linalg.LinAlgError, "Last 2 dimensions of the array must be "
+                          "square", "pass square matrices")
+    if n == 0:
+        eye = np.eye(a.shape[-1], dtype=a.dtype)
+        return broadcast_to(lift(eye, a._trace), a.shape)
+    if n < 0:
+        from .linalg_solvers import inv
+        a, n = inv(a), -n
+    z = result = None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result

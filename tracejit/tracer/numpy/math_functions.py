@@ -428,3 +428,79 @@ def frexp(x):
     mantissa = convert(where(special, f, copysign(m, f)), d)
     exponent = convert(where(special, np.int64(0), e), dtypes.int32)
     return mantissa, exponent
+
+
+# ---------------------------------------------------------------------------------------------
+# More float functions composed from the IR's ops: arccosh, logaddexp2, sinc, isposinf,
+# isneginf; and the complex-number views of real arrays (tracejit has no complex dtypes)
+
+
+def arccosh(x):
+    """log1p(t + sqrt(t (t + 2))), t = x - 1 (exact near 1, where log(x + sqrt(x*x - 1))
+    loses the small result's digits); log(x) + log(2) for large x, where t*t overflows.
+    16- and 32-bit floats in float64, rounded once."""
+    x = lift(x)
+    d = dt(x) if dt(x).is_float else float_function_dtype(np.arccosh, x)
+    w = convert(x, dtypes.float64)
+    big = greater(w, 1e8)
+    t = subtract(where(big, 2.0, w), 1.0)
+    small = log1p(add(t, sqrt(multiply(t, add(t, 2.0)))))
+    out = where(big, add(log(where(big, w, 2.0)), math.log(2.0)), small)
+    return convert(out, d)
+
+
+def logaddexp2(a, b):
+    """log2(2**a + 2**b) as NumPy's: a + 1 where a == b (infinities too), else the larger plus
+    log2(1 + 2**-|a - b|)."""
+    d = float_function_dtype(np.logaddexp2, a, b)
+    a, b = convert(lift(a), d), convert(lift(b, lift(a)._trace), d)
+    same = equal(a, b)
+    gap = where(same, np.asarray(0, d.np), unary_op(ops.neg, absolute(subtract(a, b))))
+    out = add(maximum(a, b), multiply(log1p(exp2(gap)), np.asarray(1 / math.log(2), d.np)))
+    return where(same, add(a, np.asarray(1, d.np)), out)
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0: NumPy's formula, 0 replaced by 1e-20."""
+    x = lift(x)
+    y = multiply(math.pi, where(equal(x, 0), 1.0e-20, x))
+    return true_divide(sin(y), y)
+
+
+def isposinf(x, out=None):
+    from .arithmetic import logical_not
+    return logical_and(isinf(x), logical_not(signbit(x)))
+
+
+def isneginf(x, out=None):
+    return logical_and(isinf(x), signbit(x))
+
+
+def real(val):
+    """np.real of a real array: the array itself (a view, as NumPy's)."""
+    return lift(val)
+
+
+def imag(val):
+    """np.imag of a real array: zeros of its shape and dtype."""
+    x = lift(val)
+    return broadcast_to(constant(np.zeros((), x.dtype), trace=x._trace), x.shape)
+
+
+def isreal(x):
+    x = lift(x)
+    return broadcast_to(constant(True, dtypes.bool_, x._trace), x.shape)
+
+
+def iscomplex(x):
+    x = lift(x)
+    return broadcast_to(constant(False, dtypes.bool_, x._trace), x.shape)
+
+
+def angle(z, deg=False):
+    """The angle of a real number: 0, or pi for negative numbers (and -0.0), NaN at NaN."""
+    z = lift(z)
+    d = dt(z) if dt(z).is_float else dtypes.float64
+    z = convert(z, d)
+    out = arctan2(np.zeros((), d.np), z)
+    return rad2deg(out) if deg else out

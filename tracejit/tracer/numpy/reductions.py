@@ -17,7 +17,7 @@ from ...ir import dtypes, ops
 from ...ir.dtypes import DType
 from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
-from .arithmetic import maximum, minimum, multiply, subtract, to_bool, true_divide
+from .arithmetic import add, maximum, minimum, multiply, subtract, to_bool, true_divide
 from .lifting import (broadcast_to, constant, convert, emit, expand_dims, lift, lift_all,
                       reshape)
 from .math_functions import sqrt
@@ -398,11 +398,74 @@ def nanargmin(x, axis=None, keepdims=False):
 
 
 def numpy_reduction(f):
-    """np.sum, np.prod, np.mean and their NaN-ignoring forms."""
+    """np.sum, np.prod, np.mean and their NaN-ignoring forms; ``where`` and ``initial``
+    (sum, prod and their nan forms) as NumPy's: masked-out elements count as the identity,
+    ``initial`` joins every reduction."""
     def g(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        _no_extra(f.__name__, kw, ("initial", "where"))
-        return f(a, axis, keepdims, dtype)
+        where = kw.pop("where", True)
+        initial = kw.pop("initial", np._NoValue)
+        _no_extra(f.__name__, kw, ())
+        if f in (mean, nanmean):
+            if initial is not np._NoValue:
+                raise unsupported(f"np.{f.__name__} with ['initial']")
+            if where is not True:
+                return _masked_mean(a, where, axis, keepdims, dtype, nan=f is nanmean)
+            return f(a, axis, keepdims, dtype)
+        if where is not True:
+            a = _masked(a, where, 1 if f in (prod, nanprod) else 0)
+        result = f(a, axis, keepdims, dtype)
+        if initial is not np._NoValue and initial is not None:
+            combine = multiply if f in (prod, nanprod) else add
+            result = convert(combine(result, _initial(initial, result)), dt(result))
+        return result
     return g
+
+
+def _masked(a, where, fill):
+    """``a`` with the elements ``where`` leaves out replaced by ``fill`` (a reduction's
+    identity); ``where`` broadcasts to ``a``'s shape, as NumPy's where= does."""
+    from .arithmetic import where as select
+    x = lift(a)
+    mask = broadcast_to(to_bool(lift(where, x._trace)), x.shape)
+    return select(mask, x, convert(lift(fill, x._trace), dt(x)))
+
+
+def _where_count(x, where, axis, keepdims, d):
+    """How many elements ``where`` selects along the reduced axes, in dtype ``d``."""
+    mask = broadcast_to(to_bool(lift(where, x._trace)), x.shape)
+    return sum(convert(mask, d), axis, keepdims, dtype=d)
+
+
+def _masked_mean(a, where, axis, keepdims, dtype, nan=False):
+    """np.mean(where=...): the sum of the selected elements over their count (NaN where none
+    is selected, as NumPy's 0/0); nanmean also leaves out NaN."""
+    from .arithmetic import logical_and, logical_not
+    x = lift(a)
+    mask = broadcast_to(to_bool(lift(where, x._trace)), x.shape)
+    if nan and _nan_mask(x) is not None:
+        mask = logical_and(mask, logical_not(_nan_mask(x)))
+    d = requested_dtype(dtype) if dtype is not None else (
+        dt(x) if dt(x).is_float else dtypes.float64)
+    s = sum(_masked(convert(x, d), mask, 0), axis, keepdims, dtype=d)
+    return true_divide(s, _where_count(x, mask, axis, keepdims, d))
+
+
+def _masked_var(a, where, axis, keepdims, ddof, dtype, nan=False, root=False):
+    """np.var/np.std(where=...): squared deviations from the masked mean, over the selected
+    elements, divided by max(count - ddof, 0)."""
+    from .arithmetic import logical_and, logical_not
+    x = lift(a) if dtype is None else convert(lift(a), requested_dtype(dtype))
+    if not dt(x).is_float:
+        x = convert(x, dtypes.float64)
+    mask = broadcast_to(to_bool(lift(where, x._trace)), x.shape)
+    if nan and _nan_mask(x) is not None:
+        mask = logical_and(mask, logical_not(_nan_mask(x)))
+    m = _masked_mean(x, mask, axis, True, None)
+    dev = _masked(subtract(x, m), mask, 0)
+    total = sum(multiply(dev, dev), axis, keepdims)
+    n = maximum(subtract(_where_count(x, mask, axis, keepdims, dt(total)), ddof), 0)
+    out = true_divide(total, convert(n, dt(total)))
+    return sqrt(out) if root else out
 
 
 def _no_extra(name, kw, names, accepted=()):
@@ -415,13 +478,27 @@ def _no_extra(name, kw, names, accepted=()):
 
 
 def numpy_minmax(f):
-    """np.max, np.min, np.nanmax, np.nanmin (which take ``initial``), np.all, np.any."""
+    """np.max, np.min, np.nanmax, np.nanmin (which take ``initial``), np.all, np.any; with
+    ``where``, the left-out elements are ``initial`` (max/min, which NumPy requires then), or
+    True for all and False for any."""
     def g(a, axis=None, out=None, keepdims=False, **kw):
+        where = kw.pop("where", True)
         if f in (amax, amin, nanmax, nanmin):
-            _no_extra(f.__name__, kw, ("where",), accepted=("initial",))
+            _no_extra(f.__name__, kw, (), accepted=("initial",))
             initial = kw.get("initial", np._NoValue)
-            return f(a, axis, keepdims, None if initial is np._NoValue else initial)
-        _no_extra(f.__name__, kw, ("initial", "where"))
+            initial = None if initial is np._NoValue else initial
+            if where is not True:
+                if initial is None:
+                    op = "maximum" if f in (amax, nanmax) else "minimum"
+                    raise numpy_error(ValueError, f"reduction operation '{op}' does not have "
+                                      "an identity, so to use a where mask one has to specify "
+                                      "'initial'", f"pass initial= with where= to "
+                                      f"np.{f.__name__}")
+                a = _masked(a, where, initial)
+            return f(a, axis, keepdims, initial)
+        _no_extra(f.__name__, kw, ("initial",))
+        if where is not True:
+            a = _masked(to_bool(a), where, f is all)
         return f(a, axis, keepdims)
     return g
 
@@ -436,6 +513,99 @@ def numpy_arg(f):
 def numpy_var(f):
     """np.var, np.std, np.nanvar, np.nanstd."""
     def g(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        _no_extra(f.__name__, kw, ("where", "mean", "correction"))
+        where = kw.pop("where", True)
+        _no_extra(f.__name__, kw, ("mean", "correction"))
+        if where is not True:
+            return _masked_var(a, where, axis, keepdims, ddof, dtype,
+                               nan=f in (nanvar, nanstd), root=f in (std, nanstd))
         return f(a, axis, keepdims, ddof, dtype)
     return g
+
+
+# ---------------------------------------------------------------------------------------------
+# Running extrema (np.maximum.accumulate, np.minimum.accumulate) and the array-API cumulative
+# sums and products
+
+
+def _running(pick, x, axis, dtype):
+    """Running maximum or minimum along ``axis``: log2(n) steps, each combining every element
+    with the one ``k`` before it (the first ``k`` with themselves: max and min are idempotent);
+    NaN propagates onward, as NumPy's."""
+    from .lifting import concatenate
+    from .shapes import slice_
+    x = lift(x)
+    if dtype is not None:
+        x = convert(x, requested_dtype(dtype))
+    if x.ndim == 0:
+        raise numpy_error(ValueError, "cannot accumulate on a scalar", "pass an array")
+    axis = normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    k = 1
+    ones = [1] * x.ndim
+    while k < n:
+        lo, hi = [0] * x.ndim, list(x.shape)
+        hi[axis] = k
+        head = slice_(x, lo, hi, ones)
+        hi[axis] = n - k
+        before = slice_(x, lo, hi, ones)
+        x = pick(x, concatenate([head, before], axis))
+        k *= 2
+    return x
+
+
+def cummax(x, axis=0, dtype=None):
+    return _running(maximum, x, axis, dtype)
+
+
+def cummin(x, axis=0, dtype=None):
+    return _running(minimum, x, axis, dtype)
+
+
+def _cumulative(f, identity):
+    """np.cumulative_sum / np.cumulative_prod (NumPy 2.1): cumsum/cumprod with an axis
+    required beyond 1-D and ``include_initial`` (the identity first)."""
+    def g(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        from .lifting import concatenate
+        x = lift(x)
+        if axis is None:
+            if x.ndim != 1:
+                raise numpy_error(ValueError, "For arrays which have more than one dimension "
+                                  "``axis`` argument is required.", "pass axis=")
+            axis = 0
+        out = f(x, axis, dtype)
+        if include_initial:
+            axis = normalize_axis(axis, out.ndim)
+            shape = [1 if i == axis else n for i, n in enumerate(out.shape)]
+            out = concatenate([full(shape, np.asarray(identity, out.dtype), trace=out._trace),
+                               out], axis)
+        return out
+    return g
+
+
+cumulative_sum = _cumulative(cumsum, 0)
+cumulative_prod = _cumulative(cumprod, 1)
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """np.array_equal: shapes compared now (a Python False when they differ, as NumPy's),
+    values as a traced bool."""
+    from .arithmetic import equal, logical_and, logical_or
+    a, b = lift_all(a1, a2)
+    if a.shape != b.shape:
+        return False
+    same = equal(a, b)
+    if equal_nan and _nan_mask(a) is not None and _nan_mask(b) is not None:
+        same = logical_or(same, logical_and(_nan_mask(a), _nan_mask(b)))
+    return all(same)
+
+
+def array_equiv(a1, a2):
+    """np.array_equiv: equal after broadcasting (a Python False when the shapes do not
+    broadcast)."""
+    from .arithmetic import equal
+    a, b = lift_all(a1, a2)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return False
+    return all(equal(a, b))

@@ -218,3 +218,22 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if not sparse:
         out = list(broadcast_arrays(*out))
     return tuple(out)
+
+
+def rollaxis(a, axis, start=0):
+    """np.rollaxis: ``axis`` moved to before position ``start`` (NumPy's rules for start)."""
+    x = lift(a)
+    n = x.ndim
+    axis = normalize_axis(axis, n)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise numpy_error(np.exceptions.AxisError, f"start arg requires {-n} <= start < "
+                          f"{n + 1}", "pass a start within the array's axes")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return x
+    order = [i for i in range(n) if i != axis]
+    order.insert(start, axis)
+    return transpose(x, order)

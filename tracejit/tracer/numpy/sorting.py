@@ -86,3 +86,58 @@ def along_last_axis(a, axis):
         x = transpose(x, kept + list(axes))
     x = reshape(x, tuple(x.shape[:len(kept)]) + (n,))
     return x, tuple(1 if i in axes else d for i, d in enumerate(lift(a).shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# Partial sorts and multi-key sorts, as full (stable) sorts: a sorted array satisfies
+# partition's contract (the kth element in its sorted place, none larger before it, none
+# smaller after), though NumPy's introselect leaves the other elements in another order.
+
+
+def _kths(kth, n):
+    for k in (kth if isinstance(kth, (list, tuple)) or getattr(kth, "ndim", 0) else [kth]):
+        k = int(k)
+        if not -n <= k < n:
+            raise numpy_error(ValueError, f"kth(={k}) out of bounds ({n})",
+                              "pass a kth within the axis")
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    x = lift(a)
+    _check_order(order)
+    n = x.size if axis is None else x.shape[normalize_axis(axis, x.ndim)]
+    _kths(kth, n)
+    return sort(x, axis)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    x = lift(a)
+    _check_order(order)
+    n = x.size if axis is None else x.shape[normalize_axis(axis, x.ndim)]
+    _kths(kth, n)
+    return argsort(x, axis, kind="stable")
+
+
+def lexsort(keys, axis=-1):
+    """np.lexsort: indices sorting by the last key, ties by the one before, ...: stable
+    argsorts from the first key to the last, each of the keys gathered in the order so far."""
+    from .gather import take_along_axis
+    from .lifting import lift_all
+    if isinstance(keys, (list, tuple)):
+        ks = lift_all(*keys)
+    else:       # an array: its rows are the keys
+        keys = lift(keys)
+        ks = list(keys) if keys.ndim > 1 else [keys]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = ks[0].shape
+    for k in ks:
+        if k.shape != shape:
+            raise numpy_error(ValueError, "all keys need to be the same shape",
+                              "pass keys of one shape")
+    axis = normalize_axis(axis, len(shape)) if shape else 0
+    idx = argsort(ks[0], axis, kind="stable")
+    for k in ks[1:]:
+        idx = take_along_axis(idx, argsort(take_along_axis(k, idx, axis), axis,
+                                           kind="stable"), axis)
+    return idx
