@@ -181,3 +181,61 @@ def test_conv2d_rejects_zero_stride_and_negative_padding_with_a_clear_message():
         F.conv2d(x, w, dilation=(1, 0))
     with pytest.raises(ValueError, match="negative padding"):
         F.conv2d(x, w, padding=-1)
+
+
+# -- third hunt: Sequential seeds, lists of layers, K-dimensional cross-entropy ------------------
+
+def test_sequential_seed_reaches_the_dropout_of_a_nested_sequential():
+    """Only direct Dropout children got the seed: a nested Sequential's Dropout ran with seed
+    0, the same mask at every training step."""
+    rng = np.random.default_rng(0)
+    model = nn.Sequential(nn.Sequential(nn.Linear(4, 16, rng=rng), nn.Dropout(0.5)),
+                          nn.Linear(16, 2, rng=rng))
+    x = np.ones((3, 4), np.float32)
+    assert not np.allclose(model(x, seed=1), model(x, seed=2))
+    step = tracejit.jit(lambda m, x, s: m(x, seed=s))
+    assert not np.allclose(step(model, x, np.int64(1)), step(model, x, np.int64(2)))
+    np.testing.assert_allclose(step(model, x, np.int64(1)), model(x, seed=1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_layers_held_in_a_list_or_tuple_are_parameters_that_train(container):
+    """A tuple of layers (what the 'unhashable list' error suggested) was static: its weights
+    were not parameters, grad returned none for them and the optimizer never changed them."""
+    class Net(nn.Module):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.layers = container([nn.Linear(3, 3, rng=rng), nn.Linear(3, 2, rng=rng)])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    net = Net()
+    assert list(dict(net.named_parameters())) == [
+        "layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias"]
+    assert isinstance(net.layers, nn.ModuleList) and len(net.layers) == 2
+    x = np.ones((4, 3), np.float32)
+    g = tracejit.jit(tracejit.grad(lambda m: m(x).sum()))(net)
+    np.testing.assert_allclose(g.layers[1].bias, np.full(2, 4.0))
+    w = net.layers[0].weight
+    np.testing.assert_allclose(g.layers[0].weight,
+                               np.tile(4 * net.layers[1].weight.sum(0)[:, None], (1, 3)), rtol=1e-5)
+    net.load_state_dict({k: v * 0 for k, v in net.state_dict().items()})
+    assert not net.layers[0].weight.any() and w.any()
+
+
+def test_cross_entropy_takes_k_dimensional_inputs_as_pytorch():
+    """(N, C, d1, ...) logits against (N, d1, ...) class indices (segmentation, sequences)
+    were refused with a wrong batch-size message."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3, 4))
+    t = rng.integers(0, 5, (2, 3, 4))
+    flat_x = x.transpose(0, 2, 3, 1).reshape(-1, 5)
+    expected = F.cross_entropy(flat_x, t.reshape(-1))
+    np.testing.assert_allclose(F.cross_entropy(x, t), expected, rtol=1e-12)
+    np.testing.assert_allclose(tracejit.jit(F.cross_entropy)(x, t), expected, rtol=1e-12)
+    np.testing.assert_allclose(F.nll_loss(F.log_softmax(x, 1), t), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="expected target of shape"):
+        F.cross_entropy(x, t[:, :2])

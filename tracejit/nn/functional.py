@@ -247,7 +247,18 @@ def log_softmax(input, dim):
 
 def _pick_targets(logp, target, name):
     """logp[i, target[i]] for class-index targets ``(N,)``; PyTorch's batch-size check (a
-    broadcast would silently pair every row with one target)."""
+    broadcast would silently pair every row with one target). PyTorch's K-dimensional case,
+    ``(N, C, d1, ...)`` against ``(N, d1, ...)``, is the classes moved last and flattened."""
+    if logp.ndim > 2 and np.ndim(target) == logp.ndim - 1:
+        if tuple(target.shape) != (logp.shape[0],) + tuple(logp.shape[2:]):
+            raise _error(f"{name}: expected target of shape "
+                         f"{(logp.shape[0],) + tuple(logp.shape[2:])} for an input of shape "
+                         f"{tuple(logp.shape)}, got {tuple(target.shape)}",
+                         "pass the input as (N, C, d1, ...) and one class index per element "
+                         "of (N, d1, ...)")
+        logp = logp.transpose((0,) + tuple(range(2, logp.ndim)) + (1,))
+        logp = logp.reshape(-1, logp.shape[-1])
+        target = target.reshape(-1)
     if target.dtype.kind not in "iu":
         raise _error(f"{name}: the target has dtype {target.dtype} and shape "
                      f"{tuple(target.shape)}, but class-index targets must be integers (a "

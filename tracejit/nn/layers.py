@@ -1,6 +1,7 @@
 """Layers with PyTorch's constructor arguments and default initialisation."""
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -119,8 +120,17 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
+def _takes_seed(layer) -> bool:
+    try:
+        return "seed" in inspect.signature(layer.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class Sequential(Module):
-    """Layers applied in order; a ``seed`` keyword reaches every Dropout (offset per layer)."""
+    """Layers applied in order; a ``seed`` keyword reaches every layer whose ``forward`` takes
+    one (offset per layer): Dropout, and the Dropouts of a nested Sequential or a Module with
+    a ``seed`` parameter, so their masks change with the seed too."""
 
     def __init__(self, *layers):
         for i, layer in enumerate(layers):
@@ -128,7 +138,7 @@ class Sequential(Module):
 
     def forward(self, x, seed=None):
         for i, layer in enumerate(self.children()):
-            if seed is not None and isinstance(layer, Dropout):
+            if seed is not None and _takes_seed(layer):
                 x = layer(x, seed=seed * 1000 + i)
             else:
                 x = layer(x)

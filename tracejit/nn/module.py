@@ -1,7 +1,8 @@
 """``Module``: PyTorch's way of writing models, as a pytree so models pass through jit and grad.
 
-Arrays assigned as attributes are parameters, Modules assigned as attributes are submodules,
-everything else (sizes, strides, the ``training`` flag) is static structure: part of the jit
+Arrays assigned as attributes are parameters, Modules assigned as attributes are submodules
+(a list or tuple of Modules becomes a ``ModuleList``, so its layers' parameters are the model's,
+trained and saved: static, they would be constants), everything else (sizes, strides, the ``training`` flag) is static structure: part of the jit
 cache key, so it must be hashable. ``grad(loss)(model, ...)`` returns a Module of the same
 shape whose parameters are the gradients, as in Equinox.
 """
@@ -31,6 +32,9 @@ class Module:
         params.pop(name, None)
         modules.pop(name, None)
         d.pop(name, None)
+        if (isinstance(value, (list, tuple)) and value and not isinstance(value, ModuleList)
+                and all(isinstance(v, Module) for v in value)):
+            value = ModuleList(value)
         if _is_array(value):
             params[name] = value
         elif isinstance(value, Module):
@@ -152,3 +156,30 @@ def _unflatten_module(cls, aux, children):
 
 
 register_pytree_node(Module, _flatten_module, lambda aux, ch: _unflatten_module(Module, aux, ch))
+
+
+class ModuleList(Module):
+    """Submodules in a list, as ``torch.nn.ModuleList``: indexing, ``len``, iteration,
+    ``append`` and ``extend``; their parameters are named ``"0.weight"``, ``"1.weight"``, ..."""
+
+    def __init__(self, modules=()):
+        self.extend(modules)
+
+    def append(self, module) -> "ModuleList":
+        setattr(self, str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> "ModuleList":
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __getitem__(self, i):
+        children = self.children()
+        return ModuleList(children[i]) if isinstance(i, slice) else children[i]
+
+    def __len__(self):
+        return len(self.__dict__.get("_modules", {}))
+
+    def __iter__(self):
+        return iter(self.children())
