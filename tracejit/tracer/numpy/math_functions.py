@@ -331,15 +331,20 @@ def signbit(x):
 def cbrt(x):
     """The real cube root: |x| ** (1/3) in float64, corrected by one Newton step (the power
     alone is tens of ulps off for large and small x); zeros, infinities and NaN are
-    themselves. Narrower floats are rounded once from float64."""
+    themselves. Narrower floats are rounded once from float64. At +-0 the value is x and the
+    derivative +inf (as JAX), from s * (s * x) ** (1/3) with s = copysign(1, x)."""
     x = lift(x)
     d = dt(x) if dt(x).is_float else float_function_dtype(np.cbrt, x)
     f = convert(x, dtypes.float64)
-    special = logical_or(equal(f, 0.0), logical_not_finite(f))
+    zero = equal(f, 0.0)
+    special = logical_or(zero, logical_not_finite(f))
     a = absolute(where(special, 1.0, f))            # a safe input where x is special
     y = power(a, 1.0 / 3.0)
     y = subtract(y, true_divide(subtract(y, true_divide(a, multiply(y, y))), 3.0))
-    return convert(where(special, f, copysign(y, f)), d)
+    s = copysign(np.float64(1.0), f)
+    at_zero = multiply(power(multiply(where(zero, f, s), s), 1.0 / 3.0), s)  # 1 ** (1/3) off 0
+    out = where(isinf(f), copysign(np.float64(np.inf), f), where(special, f, copysign(y, f)))
+    return convert(where(zero, at_zero, out), d)          # (derivative 0 at +-inf, as JAX)
 
 
 def logical_not_finite(x):
