@@ -221,10 +221,8 @@ def store_into_numpy_array_error() -> TracerError | None:
     running: NumPy converts the value with float() or np.asarray, and would turn a TypeError
     into "setting an array element with a sequence". Told apart from float(t) by the
     instruction the user's frame is at (a subscript store)."""
-    frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None or frame.f_code.co_code[frame.f_lasti] != _STORE_SUBSCR:
+    frame = _user_frame_at(_STORE_SUBSCR)
+    if frame is None:
         return None
     return ConcretizationError(
         "Writing a traced value into a NumPy array (a[i] = v, where a was made by np.zeros, "
@@ -239,15 +237,23 @@ _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 _BINARY_SUBSCR = dis.opmap["BINARY_SUBSCR"]
 
 
+def _user_frame_at(opcode: int):
+    """The innermost frame of the user's code if the instruction it runs is ``opcode``."""
+    frame = sys._getframe(2)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_code[frame.f_lasti] != opcode:
+        return None
+    return frame
+
+
 def index_into_constant_error() -> TracerError | None:
     """The error for ``table[ids]`` or ``table[i:i + n]`` with traced indices where ``table`` is
     no traced array (an array read through an attribute, made inside the function, or a
     list), if that is the statement running: NumPy converts the index itself, and the general
     advice (static_argnums) does not fit."""
-    frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None or frame.f_code.co_code[frame.f_lasti] != _BINARY_SUBSCR:
+    frame = _user_frame_at(_BINARY_SUBSCR)
+    if frame is None:
         return None
     return ConcretizationError(
         "Indexing a NumPy array or a Python list that is not traced (a constant of the trace: "
