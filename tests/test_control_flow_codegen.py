@@ -109,3 +109,19 @@ def test_body_without_native_code_runs_as_a_python_loop_and_says_so():
         return tj.scan(lambda h, x: (np.sort(h + x, axis=1), h.sum()), h, xs)
     source = check(f, H, XS)
     assert "a Python loop in the entry" in source and "sort" in source
+
+
+def test_a_loop_body_that_concatenates_is_compiled_directly_on_every_axis():
+    """The driver wrote np.stack/np.concatenate in a body as a slice assignment, which
+    codegen/direct refuses: the whole loop went to Numba (a nested scan's test: 5 s)."""
+    from tracejit.codegen import direct
+
+    def g(h, xs):
+        def body(c, x):
+            y = np.concatenate([x, c * 2.0], axis=1)           # (4, 16)
+            z = np.concatenate([y[:, :8], x], axis=0)          # (8, 8)
+            return c + z[:4] + y[:, 8:], z.sum()
+        return tj.scan(body, h, xs)
+    before = set(direct.refused())
+    check(g, H, XS)
+    assert set(direct.refused()) == before
