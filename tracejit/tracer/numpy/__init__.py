@@ -21,6 +21,7 @@ each with the NumPy functions composed from its ops:
     arithmetic.py      operators, comparisons, logical and bitwise ops, where, clip
     math_functions.py  exp, log, trig, rounding, NaN tests, erf, sigmoid
     reductions.py      sum, mean, max, argmax, all, ... and average, ptp
+    accumulations.py   maximum/minimum.accumulate, cumulative_sum, cumulative_prod
     gather.py          take, take_along_axis, repeat, tile, roll, unravel_index
     indexing.py        x[key]
     linalg.py          matmul, dot, tensordot, norms, diag, trace, triu, cross, kron, vander

@@ -18,7 +18,7 @@ from ..errors import unsupported
 from ..views import fresh, link_readonly
 from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
                linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
-from . import linalg_decompositions
+from . import accumulations, linalg_decompositions
 from . import (conversion, correlation, finite_differences, histogram, order_statistics,
                padding, searching, sorting)
 from .masked import Selection
@@ -74,7 +74,7 @@ UFUNC_REDUCE = {
     np.minimum: reductions.amin, np.logical_and: reductions.all, np.logical_or: reductions.any,
 }
 UFUNC_ACCUMULATE = {np.add: reductions.cumsum, np.multiply: reductions.cumprod,
-                    np.maximum: reductions.cummax, np.minimum: reductions.cummin}
+                    np.maximum: accumulations.cummax, np.minimum: accumulations.cummin}
 
 def refusing(what, hint):
     """A FUNCTIONS entry that refuses a call with ``hint`` (at the user's line)."""
@@ -244,8 +244,8 @@ FUNCTIONS = {
     np.array_equal: reductions.array_equal, np.array_equiv: reductions.array_equiv,
     np.common_type: lambda *arrays: np.common_type(*(
         np.empty(0, a.dtype) if hasattr(a, "_trace") else a for a in arrays)),
-    **({np.cumulative_sum: reductions.cumulative_sum,
-        np.cumulative_prod: reductions.cumulative_prod, np.unstack: joining.unstack}
+    **({np.cumulative_sum: accumulations.cumulative_sum,
+        np.cumulative_prod: accumulations.cumulative_prod, np.unstack: joining.unstack}
        if hasattr(np, "unstack") else {}),
     # refused: results whose size depends on the data, with what to write instead
     np.nonzero: refusing("np.nonzero (its result's size depends on the data)",
