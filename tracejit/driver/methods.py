@@ -5,10 +5,10 @@ object's attributes as they treat any other argument.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
+from ..tracer.external_arrays import slot_names
 from ..tracer.pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
 from ..tracer.tracer import Tracer
 from .signature import StaticKey
@@ -85,25 +85,10 @@ def _unflatten_partitioned(aux, children):
 register_pytree_node(_Partitioned, _flatten_partitioned, _unflatten_partitioned)
 
 
-@functools.lru_cache(maxsize=None)
-def _slot_names(cls) -> tuple:
-    """The attribute names of the slots of ``cls`` and its bases (private ones mangled)."""
-    names = []
-    for c in cls.__mro__:
-        slots = c.__dict__.get("__slots__", ())
-        for k in (slots,) if isinstance(slots, str) else slots:
-            if k in ("__dict__", "__weakref__"):
-                continue
-            if k.startswith("__") and not k.endswith("__"):
-                k = f"_{c.__name__.lstrip('_')}{k}"
-            names.append(k)
-    return tuple(names)
-
-
 def object_state(obj) -> dict | None:
     """An object's attributes, its ``__dict__``'s and its slots' (a slotted class, or a class
     deriving from one: vars() alone missed them); None where it has neither (a namedtuple)."""
-    slots = _slot_names(type(obj))
+    slots = slot_names(type(obj))
     if not slots:
         return vars(obj) if hasattr(obj, "__dict__") else None
     state = dict(vars(obj)) if hasattr(obj, "__dict__") else {}
@@ -126,7 +111,7 @@ def _flatten_self(b: BoundSelf):
 def _unflatten_self(aux, children):
     cls, dyn, static = aux
     obj = object.__new__(cls)
-    slots = _slot_names(cls)
+    slots = slot_names(cls)
     for k, v in [(k, v.value) for k, v in static] + list(zip(dyn, children)):
         if k in slots:
             object.__setattr__(obj, k, v)   # (as __dict__.update: no __setattr__ of cls)

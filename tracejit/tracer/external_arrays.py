@@ -520,17 +520,28 @@ def _function_items(fn: types.FunctionType, label: str) -> list:
 
 
 @functools.lru_cache(maxsize=None)
+def slot_names(cls) -> tuple:
+    """The attribute names of the slots of ``cls`` and its bases (private ones mangled)."""
+    names = []
+    for c in cls.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        for k in (slots,) if isinstance(slots, str) else slots:
+            if k in ("__dict__", "__weakref__"):
+                continue
+            if k.startswith("__") and not k.endswith("__"):
+                k = f"_{c.__name__.lstrip('_')}{k}"
+            names.append(k)
+    return tuple(names)
+
+
+@functools.lru_cache(maxsize=None)
 def _slots(cls) -> tuple:
     """(attribute name, member descriptor) of the slots of ``cls`` and its bases."""
     out = []
-    for c in cls.__mro__:
-        names = c.__dict__.get("__slots__", ())
-        for k in (names,) if isinstance(names, str) else names:
-            if k.startswith("__") and not k.endswith("__"):
-                k = f"_{c.__name__.lstrip('_')}{k}"
-            member = c.__dict__.get(k)
-            if type(member) is types.MemberDescriptorType:
-                out.append((k, member))
+    for k in slot_names(cls):
+        member = next((c.__dict__[k] for c in cls.__mro__ if k in c.__dict__), None)
+        if type(member) is types.MemberDescriptorType:
+            out.append((k, member))
     return tuple(out)
 
 
