@@ -5,7 +5,6 @@ object's attributes as they treat any other argument.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..tracer.external_arrays import slot_names
