@@ -19,6 +19,15 @@ Where the converts go (``autocast_function``):
   expects, the regions being autocast on their own with their signatures kept;
 - at the end: each result back to the dtype the function returned before autocast.
 
+Nested autocasts, as torch's nested ``with autocast(...)`` blocks: an autocast traced inside
+another (``autocast(f)`` where ``f`` calls ``autocast(g, dtype="bfloat16")`` or
+``autocast(g, enabled=False)``) rewrites ``g`` by its own dtype and policy, or not at all, and
+puts it in a ``call`` op marked ``autocast="bfloat16"`` (or ``"off"``), which the enclosing
+rewrite leaves alone (its operands are converted back to the dtypes ``g`` was traced with).
+Reverse and forward mode keep the mark on the derivative's region (autodiff/reverse.py), so the
+backward ops of ``g`` stay in ``g``'s precision under ``autocast(grad(f))`` too. Outside any
+autocast, ``autocast(g, enabled=False)`` is ``g``, and an autocast is inlined as before.
+
 Parameters are never converted in place: a float32 weight stays a float32 parameter (the
 master copy) and only its use by a "lower" op sees a float16 convert of it. With the results
 keeping their dtypes, ``grad`` of an autocast loss gives float32 gradients for float32
@@ -30,9 +39,13 @@ matmuls with float32 sums and losses; they can differ in the last float16 bit.
 """
 from __future__ import annotations
 
+import functools
+import threading
+
 import numpy as np
 
-from ..autodiff.api import Transformed, _arg_names, _name, run
+from ..autodiff.api import Transformed, _arg_names, _inside_trace, _name, run
+from ..autodiff.build import emit_call
 from ..ir import Function, dtypes, ops, verify
 from ..ir.passes.rewrite import Rewriter
 from ..tracer.pytree import flatten, unflatten
@@ -57,7 +70,7 @@ def autocast(fn=None, dtype="float16", *, policy=None, enabled=True):
     table = resolve(policy)
 
     def apply(f):
-        return _autocast(f, low, table) if enabled else f
+        return _autocast(f, low, table) if enabled else _disabled(f)
 
     return apply if fn is None else apply(fn)
 
@@ -85,16 +98,51 @@ def _half(low: dtypes.DType) -> dtypes.DType:
     return low
 
 
+# How many autocast traces enclose the code being traced in this thread (module docstring).
+_enclosing = threading.local()
+
+
+def _inside_autocast() -> bool:
+    return getattr(_enclosing, "depth", 0) > 0
+
+
+def _trace_inside_autocast(fn, args, kwargs, names):
+    _enclosing.depth = getattr(_enclosing, "depth", 0) + 1
+    try:
+        return trace(fn, args, kwargs, _name(fn), names)
+    finally:
+        _enclosing.depth -= 1
+
+
 def _autocast(fn, low, table):
     names = _arg_names(fn)
 
     def traced(*args, **kwargs):
         leaves = flatten((args, kwargs))[0]
-        t = trace(fn, args, kwargs, _name(fn), names)
+        t = _trace_inside_autocast(fn, args, kwargs, names)
         cast = autocast_function(t.function, low, table)
-        return unflatten(t.out_tree, run(cast, leaves + list(t.captured)))
+        inputs = leaves + list(t.captured)
+        if _inside_autocast() and _inside_trace(inputs):    # kept from the enclosing rewrite
+            return unflatten(t.out_tree, emit_call(cast, inputs, {"autocast": low.name}))
+        return unflatten(t.out_tree, run(cast, inputs))
 
     return Transformed(fn, traced, f"autocast_{_name(fn)}")
+
+
+def _disabled(fn):
+    """``autocast(fn, enabled=False)``: ``fn`` itself, except inside an enclosing autocast's
+    trace, where its ops are put in a region that the enclosing rewrite leaves alone."""
+    names = _arg_names(fn)
+
+    @functools.wraps(fn)
+    def off(*args, **kwargs):
+        if not _inside_autocast():
+            return fn(*args, **kwargs)
+        t = trace(fn, args, kwargs, _name(fn), names)
+        inputs = flatten((args, kwargs))[0] + list(t.captured)
+        return unflatten(t.out_tree, emit_call(t.function, inputs, {"autocast": "off"}))
+
+    return off
 
 
 def autocast_function(fn: Function, dtype=dtypes.float16, policy=None) -> Function:
@@ -126,7 +174,9 @@ class _Rewrite:
     def visit(self, op) -> None:
         new = [self.rw.get(v) for v in op.operands]
         if op.regions:
-            regions = [autocast_function(r, self.low, self.table) for r in op.regions]
+            fixed = op.opdef is ops.call and op.attrs["autocast"]    # by a nested autocast
+            regions = (op.regions if fixed else
+                       [autocast_function(r, self.low, self.table) for r in op.regions])
             new = [self.cast(n, v.type.dtype, op.loc) for n, v in zip(new, op.operands)]
             return self.emit(op, new, regions)
         if op.opdef is ops.convert and new[0].type.dtype == op.attrs["dtype"]:

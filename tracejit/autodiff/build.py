@@ -85,10 +85,15 @@ def call_traced(fn, args: tuple, kwargs: dict, name: str):
     from ..tracer.trace_function import trace
     leaves, _ = flatten((args, kwargs))
     traced = trace(fn, args, kwargs, name)
-    inputs = leaves + list(traced.captured)
-    trace_ = trace_of(*inputs)
+    outs = emit_call(traced.function, leaves + list(traced.captured))
+    return unflatten(traced.out_tree, outs), traced.function, traced.out_tree
+
+
+def emit_call(body, inputs: list, attrs: dict | None = None, loc=None) -> list[Tracer]:
+    """One ``call`` op of ``body`` on ``inputs`` (Tracers or arrays) into their trace, each
+    input converted to its parameter's dtype."""
+    trace_ = trace_of(*inputs) if inputs else current_trace()
     operands = [lift(x, trace_) for x in inputs]
     operands = [x if x._value.type == p.type else convert(x, p.type.dtype)
-                for x, p in zip(operands, traced.function.params)]
-    outs = emit_op(trace_, ops.call, operands, {}, [traced.function])
-    return unflatten(traced.out_tree, outs), traced.function, traced.out_tree
+                for x, p in zip(operands, body.params)]
+    return emit_op(trace_, ops.call, operands, attrs or {}, [body], loc)

@@ -67,7 +67,8 @@ def _call(o, xs, ts):
     wrt = [i for i, t in enumerate(ts) if t is not None]
     body = jvp_function(o.regions[0], wrt)
     n = len(o.results)
-    results = emit_op(current_trace(), ops.call, xs + [ts[i] for i in wrt], {}, [body], o.loc)
+    results = emit_op(current_trace(), ops.call, xs + [ts[i] for i in wrt], o.attrs, [body],
+                      o.loc)
     return results[:n], results[n:]
 
 

@@ -24,7 +24,7 @@ from ..ir.passes import dce
 from ..tracer.trace_state import Trace, current_trace
 from ..tracer.tracer import Tracer
 from . import custom
-from .build import add_any, emit_op, zeros
+from .build import add_any, emit_call, emit_op, zeros
 from .partials import PARTIALS, scale
 from .vjp_rules import REGION_VJP_RULES, VJP_RULES
 
@@ -88,6 +88,8 @@ def _backprop(o, xs, outs, out_cts, rule, res, operand_active) -> list:
         return out_cts
     if o.opdef in REGION_VJP_RULES:
         return res(out_cts)
+    if o.opdef is ops.call and o.attrs["autocast"]:
+        return _fixed_region_backprop(o, xs, out_cts, operand_active)
     if o.opdef is ops.call:
         # Rematerialize: recompute the body from barrier'd inputs, then differentiate it.
         ready = [c for c in out_cts if c is not None]
@@ -102,6 +104,21 @@ def _backprop(o, xs, outs, out_cts, rule, res, operand_active) -> list:
         return VJP_RULES[o.opdef](ct, *xs, out=out, **o.attrs)
     raise TypeError(f"tracejit: no reverse-mode rule for op {o.opdef.name} "
                     f"(at {o.loc or 'an unknown place'})")
+
+
+def _fixed_region_backprop(o, xs, out_cts, operand_active) -> list:
+    """The backward pass of a region a nested autocast fixed (amp/autocast.py): a region marked
+    the same way, so that an enclosing autocast leaves the backward ops in the forward ones'
+    dtypes too. It recomputes the body (no barrier: CSE merges the copies once inlined)."""
+    body = o.regions[0]
+    wrt = [i for i, a in enumerate(operand_active) if a]
+    seeded = [i for i, c in enumerate(out_cts) if c is not None]
+    grads = emit_call(vjp_function(body, wrt, seeded), xs + [out_cts[i] for i in seeded],
+                      o.attrs, o.loc)[len(body.results):]
+    cts = [None] * len(xs)
+    for i, g in zip(wrt, grads):
+        cts[i] = g
+    return cts
 
 
 def vjp_function(fn: Function, wrt: Sequence[int], ct_results: Sequence[int] | None = None

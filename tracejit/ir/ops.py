@@ -416,15 +416,17 @@ def _call_rule(ts, attrs, regions):
     return [r.type for r in body.results]
 
 
-def _call_impl(*xs, regions):
+def _call_impl(*xs, regions, autocast=""):
     from .interpreter import interpret
     return list(interpret(regions[0], list(xs)))
 
 
 # A call of a nested Function. ``tracejit.checkpoint`` emits one so that reverse mode knows to
 # recompute the body in the backward pass; passes inline calls before code generation.
-call = register(OpDef("call", None, {}, _call_rule, _call_impl, "structural", num_regions=1,
-                      internal=True))
+# ``autocast``: "" (left out when printed), or the dtype name (or "off") an inner autocast
+# rewrote the body with (amp/autocast.py): an enclosing autocast then leaves the body alone.
+call = register(OpDef("call", None, {"autocast": "str"}, _call_rule, _call_impl, "structural",
+                      num_regions=1, internal=True, defaults={"autocast": ""}))
 
 
 def _barrier_impl(*xs):

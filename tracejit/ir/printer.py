@@ -65,7 +65,8 @@ def print_function(fn: Function, indent: str = "", annotate=None) -> str:
     for op in fn.ops:
         operands = ", ".join(namer[v] for v in op.operands)
         attrs = " ".join(f"{k}={format_attr(kind, op.attrs[k])}"
-                         for k, kind in op.opdef.attrs.items())
+                         for k, kind in op.opdef.attrs.items()
+                         if k not in op.opdef.defaults or op.attrs[k] != op.opdef.defaults[k])
         body = " ".join(x for x in (op.name, operands, attrs) if x)
         if op.results:
             lhs = ", ".join(namer.result(r) for r in op.results)

@@ -94,6 +94,8 @@ class OpDef:
     index_map: Callable | None = None
     numpy: tuple = ()                 # NumPy names whose tracing emits this op (np.<name>)
     internal: bool = False            # emitted by the tracer or autodiff itself, no NumPy name
+    # attributes that may be left out, and their values then; the printer leaves them out too
+    defaults: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.category not in CATEGORIES:
@@ -108,6 +110,7 @@ class OpDef:
         unknown = set(attrs) - set(self.attrs)
         if unknown:
             raise IRTypeError(f"{self.name}: unknown attributes {sorted(unknown)}")
+        attrs = {**self.defaults, **attrs}
         missing = set(self.attrs) - set(attrs)
         if missing:
             raise IRTypeError(f"{self.name}: missing attributes {sorted(missing)}")
