@@ -64,11 +64,16 @@ def _t(op):
     return compute_dtype(op.results[0].dtype)
 
 
-def scalar_expr(op, *args) -> str:
+def scalar_expr(op, *args, half: bool = False) -> str:
     """The scalar rule's expression of ``op`` on its operands' names, rounded to the result's
-    dtype where kernels compute it in another (float16: see the module docstring)."""
-    expr = RULES[op.opdef][1](op, *args)
+    dtype where kernels compute it in another (float16: see the module docstring). ``half``:
+    the float32 result is only rounded to a 16-bit float later (kernel.half_accurate)."""
     t = op.results[0].dtype
+    if (op.opdef in HALF_ACCURATE and compute_dtype(t).name == "float32"
+            and (half or held(t) is not None)):
+        expr = f"{HALF_ACCURATE[op.opdef]}({args[0]})"
+    else:
+        expr = RULES[op.opdef][1](op, *args)
     if held(t) is None or op.opdef in EXACT or op.opdef in ROUNDS_ITSELF:
         return expr
     return rounded(t, expr)
@@ -155,6 +160,8 @@ _FAST32 = {ops.exp: "exp32", ops.tanh: "tanh32", ops.logistic: "logistic32", ops
            ops.cos: "cos32", ops.log: "log32", ops.log1p: "log1p32", ops.arctan: "arctan32"}
 _FAST32_BINARY = {ops.arctan2: "arctan2_32"}
 _FAST64 = {ops.exp: "exp64", ops.log: "log64"}
+# Cheaper versions where a 16-bit float's accuracy is all a result needs (mathlib.tanh16)
+HALF_ACCURATE = {ops.tanh: "tanh16"}
 _LIBM = {ops.exp: "exp", ops.expm1: "expm1", ops.log: "log", ops.log1p: "log1p",
          ops.sin: "sin", ops.cos: "cos", ops.tan: "tan", ops.tanh: "tanh", ops.sinh: "sinh",
          ops.cosh: "cosh", ops.arcsin: "asin", ops.arccos: "acos", ops.arctan: "atan",

@@ -32,6 +32,33 @@ _TOKEN = re.compile(r"[A-Za-z_]\w*")
 
 
 
+def half_accurate(group: FusionGroup) -> set:
+    """The float32 values ``group`` computes only to round them to a 16-bit float: each of
+    their uses in the group is a convert to float16 or bfloat16, or an elementwise op whose
+    float32 result is such a value, and none leaves the group. A float16 chain under
+    ``amp.excess_precision`` is made of them; their tanh needs float16's accuracy only
+    (emitters.HALF_ACCURATE), as for an op whose result is float16 itself."""
+    users: dict = {}
+    for op in group.ops:
+        for v in op.operands:
+            users.setdefault(v, []).append(op)
+    half: set = set()
+    leaving = set(group.outputs)
+    for op in reversed(group.ops):
+        if op.opdef.category != "elementwise" or len(op.results) != 1:
+            continue
+        r = op.results[0]
+        if r.dtype.name != "float32" or r in leaving or r not in users:
+            continue
+        if all(u.opdef.category == "elementwise" and len(u.results) == 1
+               and (u.results[0] in half or (u.opdef is ops.convert
+                                             and held(u.results[0].dtype) is not None
+                                             and u.results[0].dtype.is_float))
+               for u in users[r]):
+            half.add(r)
+    return half
+
+
 def is_scalar_constant(v) -> bool:
     return v.op is not None and v.op.opdef is ops.constant and v.shape == ()
 
@@ -83,6 +110,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.splittable = self.span > 0
         self.min_block = 1
         self.flat = {} if _is_flat(group, self.defined) else None   # value -> its 1-D view
+        self.half = half_accurate(group)
 
     # -- names ---------------------------------------------------------------------------
     @staticmethod
@@ -167,7 +195,8 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         if (op.opdef is ops.div and op.result.dtype.name == "float32"
                 and self.is_inner(args[0]) and not self.is_inner(args[1])):
             return self.put(self.divide_by_invariant(*args), True)
-        return self.put(emitters.scalar_expr(op, *args), self.is_inner(*args))
+        return self.put(emitters.scalar_expr(op, *args, half=v in self.half),
+                        self.is_inner(*args))
 
     def divide_by_invariant(self, a: str, b: str) -> str:
         """``a / b`` where ``b`` stays the same along the inner loop (a row's sum or norm):

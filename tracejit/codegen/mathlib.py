@@ -226,6 +226,35 @@ def tanh32(x):
     return np.float32(np.copysign(small if ax < _F(0.625) else big, x))
 
 
+# tanh where only a 16-bit float's accuracy is needed (a float16 or bfloat16 result, or a
+# float32 value a kernel computes only to round it to one: emitters.HALF_ACCURATE): the
+# rational approximation of Eigen and XLA (their float32 tanh), x P(x**2) / Q(x**2), x itself
+# below 0.0004 and +-1 from 7.9053 (tanh is 1 - 2.7e-7 there). Relative error 2.7e-7
+# (6 float32 ulp, against tanh32's 2): rounded to float16 it gives NumPy's float16 tanh on
+# every float16 value (tests/test_float16.py); a third of tanh32's instructions, which made
+# tanh most of the float16 elementwise chain's time (benchmarks/half_precision.py).
+_TANH_CLAMP = _F(7.90531110763549805)
+
+
+@njit(inline="always", fastmath={"contract"})
+def tanh16(x):
+    z = x * x
+    p = _F(-2.76076847742355e-16)
+    p = p * z + _F(2.00018790482477e-13)
+    p = p * z + _F(-8.60467152213735e-11)
+    p = p * z + _F(5.12229709037114e-08)
+    p = p * z + _F(1.48572235717979e-05)
+    p = p * z + _F(6.37261928875436e-04)
+    p = p * z + _F(4.89352455891786e-03)
+    q = _F(1.19825839466702e-06)
+    q = q * z + _F(1.18534705686654e-04)
+    q = q * z + _F(2.26843463243900e-03)
+    q = q * z + _F(4.89352518554385e-03)
+    ax = x if x >= _F(0) else -x
+    r = x if ax < _F(0.0004) else (p * x) / q
+    return np.float32(np.copysign(_F(1.0), x)) if ax >= _TANH_CLAMP else r   # NaN: r
+
+
 @njit(inline="always", fastmath={"contract"})
 def logistic32(x):
     return _F(1.0) / (_F(1.0) + exp32(-x))

@@ -1,0 +1,62 @@
+"""Functions computed to a 16-bit float's accuracy where that is all a result needs
+(emitters.HALF_ACCURATE, kernel.half_accurate): a float16 or bfloat16 result, or a float32
+value a kernel only rounds to one (a float16 chain under amp.excess_precision)."""
+import numpy as np
+from numba import njit
+
+import tracejit as tj
+from tracejit.codegen.mathlib import tanh16
+
+F16 = np.float16
+
+
+@njit(fastmath={"contract"})
+def _tanh16_all(a):
+    out = np.empty_like(a)
+    for i in range(a.size):
+        out[i] = tanh16(a[i])
+    return out
+
+
+def _source(fn, *args) -> str:
+    return tj.jit(fn, tiered=False).lower(*args).source
+
+
+def test_tanh16_rounds_to_numpys_float16_tanh_on_every_float16_value():
+    every = np.arange(2 ** 16, dtype=np.uint16).view(F16)
+    with np.errstate(all="ignore"):
+        want = np.tanh(every)
+    got = _tanh16_all(every.astype(np.float32)).astype(F16)
+    np.testing.assert_array_equal(got.view(np.uint16)[~np.isnan(want)],
+                                  want.view(np.uint16)[~np.isnan(want)])
+    assert np.isnan(got[np.isnan(want)]).all()
+
+
+def test_tanh16_is_within_3e_7_of_tanh_and_keeps_special_values():
+    x = np.linspace(-12, 12, 1_000_003, dtype=np.float32)
+    want = np.tanh(x.astype(np.float64))
+    assert np.max(np.abs(_tanh16_all(x) - want) / np.maximum(np.abs(want), 1e-30)) < 3e-7
+    special = _tanh16_all(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30], np.float32))
+    assert np.isnan(special[0]) and list(special[1:3]) == [1, -1]
+    assert str(special[3]) == "0.0" and str(special[4]) == "-0.0" and special[5] == np.float32(1e-30)
+
+
+def chain(x, y):
+    return np.tanh(x * y + 0.5 * x) * (1 / (1 + np.exp(-y))) - x / (1 + y * y)
+
+
+def test_a_float16_chain_under_excess_precision_takes_the_half_accurate_tanh():
+    x = np.linspace(-3, 3, 64).astype(F16)
+    src = _source(tj.amp.excess_precision(chain), x, x)
+    assert "tanh16(" in src and "tanh32(" not in src
+    got = tj.jit(tj.amp.excess_precision(chain), tiered=False)(x, x)
+    exact = chain(x.astype(np.float64), x.astype(np.float64))
+    assert np.max(np.abs(got - exact)) <= np.max(np.abs(exact)) * 2.0 ** -10
+
+
+def test_float32_values_stored_or_compared_keep_the_float32_tanh():
+    x = np.linspace(-3, 3, 64).astype(np.float32)
+    assert "tanh32(" in _source(chain, x, x) and "tanh16(" not in _source(chain, x, x)
+    # compared: the comparison needs float32's accuracy even if the result is float16
+    src = _source(lambda a: (np.tanh(a) > 0.5).astype(F16), x)
+    assert "tanh32(" in src and "tanh16(" not in src
