@@ -28,6 +28,10 @@ Reverse and forward mode keep the mark on the derivative's region (autodiff/reve
 backward ops of ``g`` stay in ``g``'s precision under ``autocast(grad(f))`` too. Outside any
 autocast, ``autocast(g, enabled=False)`` is ``g``, and an autocast is inlined as before.
 
+The functions among the arguments are traced as their values, and so are the Python and NumPy
+scalars where Python code needs their values, as grad's arguments are
+(``autocast(block)(x, n_layers)`` loops ``range(n_layers)``).
+
 Parameters are never converted in place: a float32 weight stays a float32 parameter (the
 master copy) and only its use by a "lower" op sees a float16 convert of it. With the results
 keeping their dtypes, ``grad`` of an autocast loss gives float32 gradients for float32
@@ -44,8 +48,9 @@ import threading
 
 import numpy as np
 
-from ..autodiff.api import Transformed, _arg_names, _inside_trace, _name, run
-from ..autodiff.build import emit_call
+from ..autodiff.api import (Transformed, _arg_names, _inside_trace, _name, none_differentiated,
+                            run)
+from ..autodiff.build import emit_call, trace_static_as_needed
 from ..ir import Function, dtypes, ops, verify
 from ..ir.passes.rewrite import Rewriter
 from ..tracer.pytree import flatten, unflatten
@@ -118,15 +123,16 @@ def _autocast(fn, low, table):
     names = _arg_names(fn)
 
     def traced(*args, **kwargs):
+        t, args, kwargs = trace_static_as_needed(
+            lambda a, k: _trace_inside_autocast(fn, a, k, names), args, kwargs)
         leaves = flatten((args, kwargs))[0]
-        t = _trace_inside_autocast(fn, args, kwargs, names)
         cast = autocast_function(t.function, low, table)
         inputs = leaves + list(t.captured)
         if _inside_autocast() and _inside_trace(inputs):    # kept from the enclosing rewrite
             return unflatten(t.out_tree, emit_call(cast, inputs, {"autocast": low.name}))
         return unflatten(t.out_tree, run(cast, inputs))
 
-    return Transformed(fn, traced, f"autocast_{_name(fn)}")
+    return Transformed(fn, traced, f"autocast_{_name(fn)}", differentiated=none_differentiated)
 
 
 def _disabled(fn):
@@ -138,7 +144,8 @@ def _disabled(fn):
     def off(*args, **kwargs):
         if not _inside_autocast():
             return fn(*args, **kwargs)
-        t = trace(fn, args, kwargs, _name(fn), names)
+        t, args, kwargs = trace_static_as_needed(
+            lambda a, k: trace(fn, a, k, _name(fn), names), args, kwargs)
         inputs = flatten((args, kwargs))[0] + list(t.captured)
         return unflatten(t.out_tree, emit_call(t.function, inputs, {"autocast": "off"}))
 

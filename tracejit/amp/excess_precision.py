@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autodiff.api import Transformed, _arg_names, _name, run
+from ..autodiff.api import Transformed, _arg_names, _name, none_differentiated, run
+from ..autodiff.build import trace_static_as_needed
 from ..ir import Function, dtypes, ops, verify
 from ..ir.passes.rewrite import Rewriter
 from ..tracer.pytree import flatten, unflatten
@@ -48,12 +49,15 @@ def _transformed(fn):
     names = _arg_names(fn)
 
     def traced(*args, **kwargs):
+        # functions, and numbers Python code needs, traced as their values (autocast.py)
+        t, args, kwargs = trace_static_as_needed(
+            lambda a, k: trace(fn, a, k, _name(fn), names), args, kwargs)
         leaves = flatten((args, kwargs))[0]
-        t = trace(fn, args, kwargs, _name(fn), names)
         wide = excess_precision_function(t.function)
         return unflatten(t.out_tree, run(wide, leaves + list(t.captured)))
 
-    return Transformed(fn, traced, f"excess_precision_{_name(fn)}")
+    return Transformed(fn, traced, f"excess_precision_{_name(fn)}",
+                       differentiated=none_differentiated)
 
 
 def excess_precision_function(fn: Function) -> Function:

@@ -25,28 +25,17 @@ from ..driver.guards import Guards, contents_changed, reached_moved
 from ..ir import dtypes
 from ..driver.signature import typed
 from ..tracer.errors import ConcretizationError, call_error
-from ..tracer.pytree import flatten, flatten_with_paths, register_pytree_node, unflatten
+from ..tracer.pytree import flatten, flatten_with_paths, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from ..tracer.trace_function import _rename, inline, trace
+from .build import Concrete as _Concrete
 from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
 
 
 # -- arguments kept concrete ------------------------------------------------------------------
-class _Concrete:
-    """A leaf of a transform's arguments traced as its value, not as a parameter: a pytree node
-    with no leaves whose structure holds the value, unflattened into the value itself."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-
-register_pytree_node(_Concrete, lambda c: ((), c.value), lambda value, _: value)
-
-
 def _is_scalar(x, floats: bool = True) -> bool:
     """A Python number or NumPy scalar (immutable: safe to trace as its value); with
     ``floats=False`` only bools and integers (vjp and jvp differentiate float primals)."""
@@ -178,6 +167,13 @@ class Transformed:
     def __tracejit_body__(self):
         """What a call inside a trace runs (tracer/external_arrays.py follows it)."""
         return self._traced
+
+
+def none_differentiated(nargs: int) -> tuple:
+    """``differentiated`` of a transform that differentiates no argument (autocast,
+    excess_precision): on concrete arrays, every argument Python code needs the value of
+    (``range(n)``) may be made static."""
+    return ()
 
 
 # -- reverse mode -------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ..tracer.numpy.lifting import astype, lift
 from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
-from .build import call_traced, zeros_like
+from .build import call_traced, is_static, static_leaves, zeros_like
 
 _RULES: dict = {}                  # body name -> CustomRule, for the life of the process
 _NAME = re.compile(r"\.custom_vjp\d+$")  # Python names have no dot: no other body matches
@@ -29,10 +29,13 @@ _numbers = itertools.count(1)
 
 
 class CustomRule:
-    def __init__(self, name, fwd, bwd, in_tree, out_tree, arg_sizes: list[int]):
+    def __init__(self, name, fwd, bwd, in_tree, out_tree, arg_sizes: list[int],
+                 static: list[list[bool]] | None = None):
         self.name, self.fwd, self.bwd = name, fwd, bwd
         self.in_tree, self.out_tree, self.arg_sizes = in_tree, out_tree, arg_sizes
         self.num_args = sum(arg_sizes)
+        # per argument, which of its leaves were fixed as values (custom_vjp.__call__)
+        self.static = static or [[False] * n for n in arg_sizes]
 
     def _closure_error(self, what):
         return unsupported(
@@ -82,6 +85,9 @@ class CustomRule:
         flat = []
         for k, (n, ct) in enumerate(zip(self.arg_sizes, arg_cts)):
             leaves = [None] * n if ct is None else flatten(ct)[0]
+            if len(leaves) != n and len(leaves) == len(self.static[k]):
+                # cotangents for the fixed leaves too (an int's): those are not used
+                leaves = [c for c, s in zip(leaves, self.static[k]) if not s]
             if len(leaves) != n:
                 raise TypeError(f"custom_vjp {self.name}: bwd returned {len(leaves)} arrays "
                                 f"for argument {k}, which holds {n}")
@@ -143,7 +149,9 @@ class custom_vjp:
     """``f = custom_vjp(f); f.defvjp(fwd, bwd)``: fwd(*args) -> (out, residuals),
     bwd(residuals, out_cotangent) -> tuple of one cotangent per argument (None for none).
     Keyword arguments and defaults are bound to positions first, as JAX's are: fwd gets them
-    all positionally, and bwd answers for each."""
+    all positionally, and bwd answers for each. Integer, bool and non-array arguments (a
+    step count, a function) are fixed for each call's trace, as JAX's ``nondiff_argnums``
+    make them: fwd gets them as they are, and bwd's answer for them (None) is not used."""
 
     def __init__(self, fun):
         functools.update_wrapper(self, fun)
@@ -175,11 +183,18 @@ class custom_vjp:
         leaves, in_tree = flatten((args, {}))
         if current_trace() is None and not any(isinstance(x, Tracer) for x in leaves):
             return self.fun(*args)
+        # integer, bool and non-array arguments (custom_vjp(f)(x, n_steps)) are fixed for
+        # this call's trace, as JAX's nondiff_argnums fix them: fwd gets them as they are,
+        # and what bwd answers for them is not used
+        static = [[is_static(x, "ints") for x in flatten(a)[0]] for a in args]
+        args = static_leaves(args, "ints")
+        leaves, in_tree = flatten((args, {}))
         sizes = [len(flatten(a)[0]) for a in args]
         key = (in_tree, tuple(sizes))
         name = self._names.get(key)
         if name is None:
             name = self._names[key] = f"{self.__name__}.custom_vjp{next(_numbers)}"
         out, body, out_tree = call_traced(self.fun, args, {}, name)
-        _RULES[name] = CustomRule(self.__name__, self.fwd, self.bwd, in_tree, out_tree, sizes)
+        _RULES[name] = CustomRule(self.__name__, self.fwd, self.bwd, in_tree, out_tree, sizes,
+                                  static)
         return out
