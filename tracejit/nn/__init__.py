@@ -1,8 +1,11 @@
 """Models: ``tracejit.nn.functional`` (PyTorch's functions), ``Module`` and layers."""
 from . import functional
-from .layers import (GELU, Conv2d, Dropout, Flatten, LayerNorm, Linear, MaxPool2d, ReLU,
-                     Sequential, Sigmoid, Tanh)
-from .module import Module, ModuleList
+from .layers import (GELU, Conv2d, CrossEntropyLoss, Dropout, Flatten, Identity, LayerNorm,
+                     Linear, LogSoftmax, MaxPool2d, MSELoss, NLLLoss, ReLU, Sequential, Sigmoid,
+                     Softmax, Tanh)
+from .module import Module, ModuleDict, ModuleList
 
-__all__ = ["functional", "Module", "ModuleList", "Linear", "Conv2d", "ReLU", "GELU", "Tanh", "Sigmoid",
-           "Flatten", "MaxPool2d", "Dropout", "LayerNorm", "Sequential"]
+__all__ = ["functional", "Module", "ModuleList", "ModuleDict", "Linear", "Conv2d", "ReLU",
+           "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten",
+           "MaxPool2d", "Dropout", "LayerNorm", "Sequential", "CrossEntropyLoss", "NLLLoss",
+           "MSELoss"]

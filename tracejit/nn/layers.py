@@ -130,11 +130,20 @@ def _takes_seed(layer) -> bool:
 class Sequential(Module):
     """Layers applied in order; a ``seed`` keyword reaches every layer whose ``forward`` takes
     one (offset per layer): Dropout, and the Dropouts of a nested Sequential or a Module with
-    a ``seed`` parameter, so their masks change with the seed too."""
+    a ``seed`` parameter, so their masks change with the seed too.
+
+    As ``torch.nn.Sequential``: ``Sequential(a, b)`` names the layers ``"0"``, ``"1"``;
+    ``Sequential(OrderedDict(name=layer, ...))`` (or a dict) keeps the names. Indexing, a
+    slice (a Sequential keeping the layers' names), ``len``, iteration, ``append``,
+    ``extend`` and ``insert``."""
 
     def __init__(self, *layers):
-        for i, layer in enumerate(layers):
-            setattr(self, str(i), layer)
+        if len(layers) == 1 and isinstance(layers[0], dict):
+            for name, layer in layers[0].items():
+                self.add_module(name, layer)
+        else:
+            for i, layer in enumerate(layers):
+                setattr(self, str(i), layer)
 
     def forward(self, x, seed=None):
         for i, layer in enumerate(self.children()):
@@ -145,7 +154,125 @@ class Sequential(Module):
         return x
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Sequential(dict(list(self.named_children())[i]))
         return self.children()[i]
 
     def __len__(self):
         return len(self.children())
+
+    def __iter__(self):
+        return iter(self.children())
+
+    def append(self, module) -> "Sequential":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> "Sequential":
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module) -> "Sequential":
+        """As PyTorch's: the layers are renumbered ``"0"``, ``"1"``, ..."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        layers = self.children()
+        layers.insert(index + n if index < 0 else index, module)
+        self.__dict__["_modules"] = {}
+        for i, layer in enumerate(layers):
+            setattr(self, str(i), layer)
+        return self
+
+
+class Identity(Module):
+    """Returns its input (``torch.nn.Identity``; constructor arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def forward(self, x):
+        return x
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        self.dim = dim
+
+    def forward(self, x):
+        return F.softmax(x, self.dim if self.dim is not None else _legacy_softmax_dim(x))
+
+
+class LogSoftmax(Module):
+    def __init__(self, dim=None):
+        self.dim = dim
+
+    def forward(self, x):
+        return F.log_softmax(x, self.dim if self.dim is not None else _legacy_softmax_dim(x))
+
+
+def _legacy_softmax_dim(x) -> int:
+    """PyTorch's choice for dim=None (with a deprecation warning there): 0 for 0-, 1- and
+    3-D inputs, else 1."""
+    return 0 if x.ndim in (0, 1, 3) else 1
+
+
+# -- losses: PyTorch's loss modules over nn.functional ------------------------------------------
+
+def _static_weight(weight):
+    """A class-weight vector as a static tuple of floats: a constant of the program, not a
+    parameter (PyTorch keeps it as a buffer, which optimizers never update)."""
+    if weight is None:
+        return None
+    w = np.asarray(weight, dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"weight should be a 1-D array of one weight per class, got shape "
+                         f"{w.shape}")
+    return tuple(float(v) for v in w)
+
+
+class _WeightedLoss(Module):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        self.reduction = F._reduction(reduction, size_average, reduce, type(self).__name__)
+        self.class_weight = _static_weight(weight)
+
+    @property
+    def weight(self):
+        return None if self.class_weight is None else np.array(self.class_weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """``F.cross_entropy`` with the arguments given here: ``weight`` (a constant),
+    ``ignore_index``, ``reduction``, ``label_smoothing``."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        F._check_smoothing(label_smoothing)
+        self.ignore_index, self.label_smoothing = int(ignore_index), float(label_smoothing)
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = int(ignore_index)
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class MSELoss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        self.reduction = F._reduction(reduction, size_average, reduce, "MSELoss")
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)

@@ -1,10 +1,11 @@
 """``Module``: PyTorch's way of writing models, as a pytree so models pass through jit and grad.
 
 Arrays assigned as attributes are parameters, Modules assigned as attributes are submodules
-(a list or tuple of Modules becomes a ``ModuleList``, so its layers' parameters are the model's,
-trained and saved: static, they would be constants), everything else (sizes, strides, the ``training`` flag) is static structure: part of the jit
-cache key, so it must be hashable. ``grad(loss)(model, ...)`` returns a Module of the same
-shape whose parameters are the gradients, as in Equinox.
+(a list or tuple of Modules becomes a ``ModuleList``, a dict of them keyed by strings a
+``ModuleDict``, so their layers' parameters are the model's, trained and saved: static, they
+would be constants), everything else (sizes, strides, the ``training`` flag) is static
+structure: part of the jit cache key, so it must be hashable. ``grad(loss)(model, ...)``
+returns a Module of the same shape whose parameters are the gradients, as in Equinox.
 """
 from __future__ import annotations
 
@@ -26,20 +27,31 @@ class Module:
                                                                                      ch))
 
     def __setattr__(self, name, value):
+        if name in ("_parameters", "_modules"):     # the registries themselves (jit's
+            object.__setattr__(self, name, value)   # write-back of a jitted method's self)
+            return
         d = self.__dict__
         params = d.setdefault("_parameters", {})
         modules = d.setdefault("_modules", {})
-        params.pop(name, None)
-        modules.pop(name, None)
-        d.pop(name, None)
         if (isinstance(value, (list, tuple)) and value and not isinstance(value, ModuleList)
                 and all(isinstance(v, Module) for v in value)):
             value = ModuleList(value)
+        elif (isinstance(value, dict) and value and all(isinstance(k, str) for k in value)
+              and all(isinstance(v, Module) for v in value.values())):
+            value = ModuleDict(value)
+        # Removed from the other registries; replaced in place in its own, so a replaced
+        # layer or parameter keeps its place in named_parameters and state_dict (as torch)
         if _is_array(value):
+            modules.pop(name, None)
+            d.pop(name, None)
             params[name] = value
         elif isinstance(value, Module):
+            params.pop(name, None)
+            d.pop(name, None)
             modules[name] = value
         else:
+            params.pop(name, None)
+            modules.pop(name, None)
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
@@ -49,6 +61,15 @@ class Module:
         if name in d.get("_modules", {}):
             return d["_modules"][name]
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name in d.get("_parameters", {}):
+            del d["_parameters"][name]
+        elif name in d.get("_modules", {}):
+            del d["_modules"][name]
+        else:
+            object.__delattr__(self, name)
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
@@ -68,6 +89,42 @@ class Module:
 
     def children(self):
         return list(self.__dict__.get("_modules", {}).values())
+
+    def named_children(self):
+        yield from self.__dict__.get("_modules", {}).items()
+
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """This module (named ``prefix``, ``""`` at the top) and every submodule, depth
+        first, as ``torch.nn.Module.named_modules`` (a module reached twice is listed once)."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self.named_children():
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                       remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def add_module(self, name: str, module) -> None:
+        """Register ``module`` (a Module) as the submodule ``name``, as PyTorch's."""
+        _check_module_name(self, name, module, "add_module")
+        setattr(self, name, module)
+
+    register_module = add_module
+
+    def apply(self, fn) -> "Module":
+        """``fn(m)`` for every submodule, then for this one (PyTorch's order); returns self.
+        Typical use: initialisation, ``m.weight = ...`` for each ``Linear``."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
 
     def train(self, mode: bool = True) -> "Module":
         object.__setattr__(self, "training", mode)
@@ -158,6 +215,21 @@ def _unflatten_module(cls, aux, children):
 register_pytree_node(Module, _flatten_module, lambda aux, ch: _unflatten_module(Module, aux, ch))
 
 
+def _check_module_name(owner, name, module, what):
+    """PyTorch's add_module checks: a Module under a string name that has no dot and is not
+    already an attribute (a method such as ``keys``, or ``training``)."""
+    if not isinstance(module, Module):
+        raise TypeError(f"{what}: {type(module).__name__} is not a Module subclass")
+    if not isinstance(name, str):
+        raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'module name can\'t contain ".", got: {name}')
+    if name == "":
+        raise KeyError('module name can\'t be empty string ""')
+    if name not in owner.__dict__.get("_modules", {}) and hasattr(owner, name):
+        raise KeyError(f"attribute '{name}' already exists")
+
+
 class ModuleList(Module):
     """Submodules in a list, as ``torch.nn.ModuleList``: indexing, ``len``, iteration,
     ``append`` and ``extend``; their parameters are named ``"0.weight"``, ``"1.weight"``, ..."""
@@ -183,3 +255,67 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self.children())
+
+
+class ModuleDict(Module):
+    """Submodules by name, as ``torch.nn.ModuleDict``: ``d[key]``, ``d[key] = m``, ``del``,
+    ``in``, ``len``, iteration over the keys, ``keys()``, ``values()``, ``items()``,
+    ``update()``, ``pop()``, ``clear()``. Insertion order is kept (as a dict's, and as
+    PyTorch's), and the parameters are named ``"key.weight"``: ``state_dict`` keys, jit and
+    grad treat it as they treat a ``ModuleList``. A dict of Modules assigned to a Module's
+    attribute becomes a ModuleDict (as a list becomes a ModuleList)."""
+
+    def __init__(self, modules=None):
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self.__dict__.get("_modules", {})[key]
+
+    def __setitem__(self, key, module) -> None:
+        _check_module_name(self, key, module, "ModuleDict")
+        setattr(self, key, module)
+
+    def __delitem__(self, key) -> None:
+        del self.__dict__.get("_modules", {})[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self.__dict__.get("_modules", {})
+
+    def __len__(self):
+        return len(self.__dict__.get("_modules", {}))
+
+    def __iter__(self):
+        return iter(list(self.keys()))
+
+    def keys(self):
+        return list(self.__dict__.get("_modules", {}).keys())
+
+    def values(self):
+        return list(self.__dict__.get("_modules", {}).values())
+
+    def items(self):
+        return list(self.__dict__.get("_modules", {}).items())
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def clear(self) -> None:
+        self.__dict__.get("_modules", {}).clear()
+
+    def update(self, modules) -> None:
+        """From a mapping (its order) or an iterable of (key, module) pairs, as PyTorch's."""
+        if isinstance(modules, (dict, ModuleDict)) or hasattr(modules, "items"):
+            pairs = list(modules.items())
+        else:
+            pairs = []
+            for j, m in enumerate(modules):
+                m = tuple(m)
+                if len(m) != 2:
+                    raise ValueError(f"ModuleDict update sequence element #{j} has length "
+                                     f"{len(m)}; 2 is required")
+                pairs.append(m)
+        for key, module in pairs:
+            self[key] = module
