@@ -248,3 +248,14 @@ def test_the_new_functions_compiled_give_numpys_results():
         expected = f(A, k)
         got = tracejit.jit(f, tiered=False)(A, k)      # compiled code, no NumPy tier
     _same(got, expected, rtol=1e-9)
+
+
+def test_take_of_a_numpy_array_at_traced_indices_is_a_traced_gather():
+    # NumPy dispatches np.take on its first argument only: traced indices into a NumPy array
+    # made in the function were converted with __array__ and refused with a wrong hint
+    def f(t, x):
+        table = np.array([1.0, 2.0, 3.0])
+        return np.take(table, t) * x + np.take(np.arange(6.0).reshape(2, 3), t, axis=1).sum(0)
+    t, x = np.array([0, 2, 1]), np.ones(3)
+    np.testing.assert_array_equal(tracejit.jit(f)(t, x), f(t, x))
+    np.testing.assert_array_equal(tracejit.jit(f, backend="numba", tiered=False)(t, x), f(t, x))

@@ -16,6 +16,7 @@ Two kinds of call never reach it, and plain NumPy code makes both:
   control flow on their values (``if z[0] > 0``) meets a traced value, whose error names the
   line.
 - ``np.r_`` and ``np.c_`` of traced items, which NumPy converts with its own ``array``.
+- ``np.take`` of a NumPy array at traced indices: NumPy dispatches it on the array alone.
 - ``scipy.special.logsumexp`` (when SciPy is imported): a Python function that converts its
   argument with ``np.asarray``; the user's calls on traced values get tracejit's, by the name
   they wrote (``tracejit.scipy.special.logsumexp`` is the same function for bound names).
@@ -47,7 +48,7 @@ from ..errors import is_user_file, unsupported
 from ..trace_state import current_trace
 from ..tracer import LEN_CALLER_CHECKS, Tracer
 from ..views import fresh, made_as_array
-from . import conversion, scipy_functions
+from . import conversion, gather, scipy_functions
 from .lifting import constant
 from .shapes import full
 
@@ -166,6 +167,19 @@ def _converting(original, ours):
     return wrapper
 
 
+def _taking(original):
+    """``np.take(a, indices)`` of a NumPy array at traced indices: NumPy dispatches np.take
+    on ``a`` (and ``out``) alone, so it converted the indices with their ``__array__``."""
+    @functools.wraps(original)
+    def wrapper(a, indices, *args, **kwargs):
+        if (not _holds_tracer(a) and _holds_tracer(indices) and "out" not in kwargs
+                and len(args) < 2 and _called_by_user(wrapper)):
+            return gather.take(a, indices, *args, **kwargs)
+        return original(a, indices, *args, **kwargs)
+    wrapper.__tracejit_original__ = original
+    return wrapper
+
+
 def _creating(original):
     """``original`` (np.zeros, ...) giving a traced array when the user calls it in a trace:
     NumPy's own result says the shape, dtype and value (and raises NumPy's errors)."""
@@ -225,7 +239,7 @@ class _Concatenator:
 _NUMPY = {name: getattr(np, name) for name in (
     "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "eye", "identity", "r_", "c_")}
+    "eye", "identity", "r_", "c_", "take")}
 
 
 def _wrappers() -> dict:
@@ -238,6 +252,7 @@ def _wrappers() -> dict:
     for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
                  "full_like", "eye", "identity"):
         out[name] = _creating(_NUMPY[name])
+    out["take"] = _taking(_NUMPY["take"])
     out["r_"] = _Concatenator(_NUMPY["r_"], 0, 1)
     out["c_"] = _Concatenator(_NUMPY["c_"], -1, 2)
     return out
