@@ -13,7 +13,9 @@ call. A user who sets a BLAS thread count (``OPENBLAS_NUM_THREADS``, ...) keeps 
   (``one_core_for_compiling``): its threads would otherwise take the core the compile runs on.
   On two cores the MLP step on the NumPy tier takes 13.4 ms with one BLAS thread against
   10.5 ms with two (NumPy eager, idle machine), and its compiled tier came in 2.72-3.38 s
-  instead of 3.16-4.28 s (docs/performance.md).
+  instead of 3.16-4.28 s (docs/performance.md). And the NumPy tier's small matmuls run it on
+  one thread (``enter_one_thread``, ``SMALL_MATMUL``): split across threads they gain little
+  and collapse on a busy machine (a scan's per-step matmuls, 3 ms instead of 70 us each).
 """
 from __future__ import annotations
 
@@ -135,42 +137,100 @@ def single_threaded_blas():
 
 
 _lock = threading.Lock()
-_compiling = 0
-_restore = None          # (set function, thread count) while lowered
+_compiling = 0           # compiles running in the background (one_core_for_compiling)
+_single = 0              # small matmuls running on the NumPy tier (one_thread_for_small)
+_lowered = None          # (set function, the count before) while lowered
+_current = None          # the count set while lowered
+_blas = (None, None)     # (_numpy_openblas as resolved, its (get, set) functions or None)
 
 
 @contextlib.contextmanager
 def one_core_for_compiling():
     """NumPy's BLAS runs one thread fewer while the block runs (nested blocks in several
     threads: from the first entry to the last exit), then as many as before."""
-    global _compiling, _restore
+    global _compiling
     with _lock:
         _compiling += 1
-        if _compiling == 1 and not _left_to_the_user():
-            _restore = _lower_numpy_threads()
+        _update()
     try:
         yield
     finally:
         with _lock:
             _compiling -= 1
-            if _compiling == 0 and _restore is not None:
-                set_threads, n = _restore
-                _restore = None
+            _update()
+
+
+# A matmul of at most this many multiply-adds (m * n * k, batch included) runs on one thread
+# of NumPy's BLAS on the NumPy tier (numpy_tier.py). OpenBLAS splits an sgemm of 32x256x256
+# across its threads, which gains little on an idle machine (54-68 us against 65-80 on two
+# cores) and collapses when another process or thread holds the other core: 15 ms, and the
+# RNN step's first call on the NumPy tier (600 such matmuls in a scan of 100 steps) took
+# 2.4-2.6 s, 0.12-0.19 s with one thread (benchmarks/control_flow.py; loaded 2-core machine).
+# Larger ones (the MLP step's 128x784x512) keep the threads that they gain from.
+SMALL_MATMUL = 1 << 22
+
+
+def enter_one_thread():
+    """NumPy's BLAS on one thread until the matching ``leave_one_thread`` (nested and in
+    several threads: from the first entry to the last exit; then as many as before, or one
+    fewer while a compile runs)."""
+    global _single
+    with _lock:
+        _single += 1
+        if _single == 1:
+            _update()
+
+
+def leave_one_thread():
+    global _single
+    with _lock:
+        _single -= 1
+        if _single == 0:
+            _update()
+
+
+def _update():
+    """Set NumPy's BLAS threads for the sections open now (under ``_lock``): one in a
+    small-matmul section, one fewer than the user's while compiling, else the user's."""
+    global _lowered, _current
+    if not _compiling and not _single:
+        if _lowered is not None:
+            (set_threads, n), _lowered, _current = _lowered, None, None
+            if n is not None:
                 set_threads(n)
+        return
+    if _lowered is None:
+        if _left_to_the_user():
+            return
+        functions = _numpy_functions()
+        if functions is None:
+            return
+        get, set_threads = functions
+        n = get()
+        if n <= 1:
+            return
+        _lowered, _current = (set_threads, n), n
+    set_threads, n = _lowered
+    want = 1 if _single else n - 1
+    if want != _current:
+        set_threads(want)
+        _current = want
 
 
-def _lower_numpy_threads():
-    try:
-        lib = _numpy_openblas()
-    except Exception:       # noqa: BLE001 (no NumPy BLAS we recognize: leave it alone)
-        return None
-    if lib is None:
-        return None
-    get, set_threads = _function(lib, _GET), _function(lib, _SET)
-    if get is None or set_threads is None:
-        return None
-    n = get()
-    if n <= 1:
-        return None
-    set_threads(n - 1)
-    return set_threads, n
+def _numpy_functions():
+    """(get, set) of NumPy's OpenBLAS thread count, or None; looked up once (the maps file
+    is read for it), again only if ``_numpy_openblas`` was replaced (tests)."""
+    global _blas
+    finder, functions = _blas
+    if finder is not _numpy_openblas:
+        functions = None
+        try:
+            lib = _numpy_openblas()
+        except Exception:       # noqa: BLE001 (no NumPy BLAS we recognize: leave it alone)
+            lib = None
+        if lib is not None:
+            get, set_threads = _function(lib, _GET), _function(lib, _SET)
+            if get is not None and set_threads is not None:
+                functions = (get, set_threads)
+        _blas = (_numpy_openblas, functions)
+    return functions

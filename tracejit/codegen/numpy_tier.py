@@ -8,6 +8,8 @@ its last use. Its results agree with the interpreter's up to NumPy's own roundin
 sums, float32 transcendentals), the tolerance the compiled kernels are held to as well.
 Control ops run their regions' own NumpyPrograms (optimized once, when the program is built):
 the chosen branch of a ``cond``, a Python loop over a ``while_loop``'s or ``scan``'s bodies.
+Small matmuls run on one thread of NumPy's BLAS (blas_threads.SMALL_MATMUL). ``op_runs``
+counts the ops one call runs, a loop's body once per step (driver/tiered.py decides by it).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..ir import Function, dtypes, ops
 from ..ir.control_ops import scan_parts
 from ..ir.passes import optimize
 from ..ir.registry import rule_table
+from . import blas_threads
 from .errors import index_out_of_bounds
 
 # Layout ops as views: the reference impls copy, so that no value shares memory there.
@@ -80,6 +83,9 @@ class NumpyProgram:
                 last_use[v] = i
         keep = set(fn.results)
         self.steps = []
+        # ops run by one call, a loop's body once per step: what the tier costs in Python
+        # dispatch (tiered.py decides by it whether the compile is worth waiting for)
+        self.op_runs = 0
         for i, op in enumerate(fn.ops):
             impl = VIEWS.get(op.opdef, op.opdef.impl)
             ufunc = op.opdef.meta.get("numpy")
@@ -87,11 +93,15 @@ class NumpyProgram:
                     and dtypes.bfloat16 not in {v.type.dtype for v in op.operands}):
                 impl = ufunc        # the impl's errstate and dtype are the loop's below
                 # (bfloat16 takes the impl: ml_dtypes' own ufuncs are not quite float32's)
+            self.op_runs += 1
             if op.opdef in CONTROL:
-                impl = CONTROL[op.opdef]([NumpyProgram(optimize(r), region=True)
-                                          for r in op.regions])
+                regions = [NumpyProgram(optimize(r), region=True) for r in op.regions]
+                impl = CONTROL[op.opdef](regions)
+                self.op_runs += _op_runs(op, regions)
             if op.opdef is ops.take:
                 impl = _checked_take(op.loc)
+            if op.opdef is ops.matmul:
+                impl = _matmul(op)
             dead = [slot[v] for v in dict.fromkeys(op.operands)
                     if last_use[v] == i and v not in keep and v.op is not None]
             x = op.operands[0] if op.operands else None
@@ -148,6 +158,41 @@ class NumpyProgram:
                 r = r.copy()
             results.append(r)
         return results
+
+
+def _matmul(op):
+    """np.matmul itself where no operand is 16-bit (the op's impl widens those, at ~2 us of
+    Python a call, 600 calls in the RNN step's scans), on one BLAS thread where it is small
+    (blas_threads.SMALL_MATMUL)."""
+    a, b = (v.type for v in op.operands)
+    impl = (op.opdef.impl if {a.dtype, b.dtype} & {dtypes.bfloat16, dtypes.float16}
+            else np.matmul)
+    k = a.shape[-1] if a.shape else 1
+    if math.prod(op.results[0].type.shape) * k > blas_threads.SMALL_MATMUL:
+        return impl
+    enter, leave = blas_threads.enter_one_thread, blas_threads.leave_one_thread
+
+    def small(x, y):
+        enter()
+        try:
+            return impl(x, y)
+        finally:
+            leave()
+    return small
+
+
+# A while loop's steps are not known before it runs: counted as this many.
+WHILE_STEPS = 10
+
+
+def _op_runs(op, regions) -> int:
+    """The ops the regions of control op ``op`` run in one call (beyond the op itself)."""
+    runs = [r.op_runs for r in regions]
+    if op.opdef is ops.scan:
+        return op.attrs["length"] * runs[0]
+    if op.opdef is ops.while_loop:
+        return WHILE_STEPS * sum(runs)
+    return max(runs, default=0)          # cond: one branch
 
 
 def _checked_take(loc):

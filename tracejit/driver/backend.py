@@ -18,7 +18,7 @@ from ..config import config
 from ..ir import Function
 from .executable import Executable, Interpreted
 from .pipeline import dump_log, fusion_of, mixed_plan, optimized_of, plan_of
-from .tiered import TieredProgram
+from .tiered import COMPILE_AT_ONCE_OPS, WAIT_OPS, TieredProgram
 
 BACKENDS = ("numba", "numpy", "interpreter", "cuda")
 
@@ -68,13 +68,23 @@ def _tiered_program(fn: Function, log=None, remat=None):
     the NumPy tier while the kernels compile, or load from the disk cache, in the background.
     Even a warm disk cache is loaded in the background: loading 15 kernels (the MLP step) and
     SciPy's BLAS took 0.45 s, a first call on the NumPy tier 0.08-0.15 s (CNN step: 0.84-0.96
-    against 0.62-0.84 s)."""
+    against 0.62-0.84 s). A NumPy tier running many ops a call (loops: tiered.WAIT_OPS) is
+    used for the first call alone, or not at all (COMPILE_AT_ONCE_OPS)."""
     optimized = optimized_of(fn, log, remat)
     plan = plan_of(fn, optimized, log)
     ready = _numba_program(fn, plan, in_process_only=True)
     if ready is not None:
         return ready
-    program = TieredProgram(fn.name, _numpy_program(fn, optimized), _stages(fn, plan))
+    first = _numpy_program(fn, optimized)
+    waits = first.op_runs >= WAIT_OPS
+    if first.op_runs >= COMPILE_AT_ONCE_OPS:
+        try:
+            return _numba_program(fn, plan)
+        except Exception:     # noqa: BLE001 (the tiered program below reports it, and runs)
+            pass
+    stages = _stages(fn, plan)
+    # (waiting, the mixed stage would only be compiled on the way to the last one)
+    program = TieredProgram(fn.name, first, stages[-1:] if waits else stages, waits=waits)
     program.function = fn
     return program
 

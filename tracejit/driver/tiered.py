@@ -11,12 +11,15 @@ The background thread starts after the first call has returned, so that loading 
 and the kernels does not take the GIL from it. It compiles with worker processes beside it
 (codegen/compile_workers.py); a thread, because LLVM's passes run with the GIL released and
 the thread needs no second interpreter to load the result. If a stage fails, the program keeps
-running on the last stage that works and the error is reported once.
+running on the last stage that works and the error is reported once. A NumPy tier that runs
+many ops a call (a loop: ``WAIT_OPS``) answers the first call only: the compile then runs
+alone, as an untiered one, and the next calls wait for it.
 """
 from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import os
 import sys
 import threading
@@ -152,16 +155,38 @@ def _shorter_gil_slices(delta: int):
             sys.setswitchinterval(_saved_interval)
 
 
+# How many ops one call of the NumPy tier runs (NumpyProgram.op_runs: a loop's body once per
+# step) decides how a tiered program waits for its compile:
+# - at least WAIT_OPS: the first call answers on the NumPy tier, and the next ones wait for the
+#   compile, which runs as an untiered one does (threads in this process, every core) rather
+#   than beside the steps. Such a step is a Python loop over small ops, GIL-bound: beside it the
+#   compile (in a worker that took 0.9 s to start, then one kernel at a time on the core left)
+#   took 2.0 s instead of 0.65 s alone (the RNN training step of benchmarks/control_flow.py,
+#   a scan of 100 steps: 2139 ops a call; 14 steps of 0.1 s ran meanwhile, 60 ms compiled):
+#   compiled tier in use 1.1 s from the first call (untiered: 1.0 s), not 2.6-5.7 s. In-process
+#   threads beside the steps were slower still (2.4-2.6 s). The MLP step (121 ops) runs beside
+#   its compile, as does the CNN step (357).
+# - at least COMPILE_AT_ONCE_OPS: no NumPy tier, the first call compiles (backend.py): at about
+#   10 us of Python an op, its first call alone would take longer than the compile.
+WAIT_OPS = 1000
+COMPILE_AT_ONCE_OPS = 100_000
+
+
 class TieredProgram:
     """``program(leaves)``: the latest compiled stage once built, the NumPy tier until then.
 
     ``stages`` is a list of ``(tier name, build)``, built in order in one background thread:
     "mixed" (the large groups' kernels, small groups on NumPy; pipeline.py) when it saves most
-    of the compile, then "compiled" (every kernel). Each switch happens between calls."""
+    of the compile, then "compiled" (every kernel). Each switch happens between calls.
 
-    def __init__(self, name: str, first, stages: list):
+    With ``waits`` (a NumPy tier costly to run beside the compile: WAIT_OPS), only the first
+    call runs on the NumPy tier; the compile then runs alone, as an untiered one does, and the
+    next calls wait for it (on the NumPy tier again only if it failed)."""
+
+    def __init__(self, name: str, first, stages: list, waits: bool = False):
         self.name = name
         self.first = first
+        self.waits = waits
         self.compiled = None
         self.tier = "numpy"
         self.error: BaseException | None = None
@@ -201,12 +226,18 @@ class TieredProgram:
         if self._cancelled:
             return self._skip()
         start = time.perf_counter()
-        _shorter_gil_slices(+1)
+        beside = not self.waits          # the NumPy tier's steps run beside this compile
+        if beside:
+            _shorter_gil_slices(+1)
         try:
-            with in_background(), one_core_for_compiling():
+            with contextlib.ExitStack() as stack:
+                if beside:
+                    stack.enter_context(in_background())
+                    stack.enter_context(one_core_for_compiling())
                 self._build(stages, start)
         finally:
-            _shorter_gil_slices(-1)
+            if beside:
+                _shorter_gil_slices(-1)
             self.compile_seconds = time.perf_counter() - start
             self._done.set()
             _pending.discard(self)
@@ -242,6 +273,10 @@ class TieredProgram:
 
     def __call__(self, leaves):
         compiled = self.compiled
+        if compiled is None and self.waits and self.calls["numpy"]:
+            self._start()                  # (started already, unless the first call raised)
+            self._done.wait()
+            compiled = self.compiled
         if compiled is not None:
             self.calls[self.tier] += 1
             return compiled(leaves)
