@@ -346,12 +346,11 @@ def _nll_rows(logp, target, weight, ignore_index, reduction, shape, smoothing, n
     total = loss.sum()
     if reduction == "sum":
         return total
-    # All targets ignored (or an empty batch): nan, as PyTorch, with zero gradients (a 0/0
-    # would make them nan); a zero weight sum with targets left is PyTorch's 0/0.
-    none_left = ~valid.any()
+    # All targets ignored (or an empty batch): 0 / 0 = nan, as PyTorch, and zero gradients
+    # (the where above selects them, it does not multiply by 0); a zero weight sum with targets
+    # left is PyTorch's 0 / 0 too. (A test for "none left" cost the MLP step two kernels.)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = total / np.where(none_left, _float(logp, 1.0), w_t.sum())
-    return np.where(none_left, _float(logp, np.nan), mean)
+        return total / w_t.sum()
 
 
 def _check_smoothing(label_smoothing):
