@@ -7,8 +7,10 @@ PY := $(VENV)/bin/python
 
 $(VENV)/.installed: setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -e '.[test,demo]'
+	$(PY) -m pip install --quiet --upgrade pip wheel
+	@# (setuptools and wheel in the venv build tracejit's editable install: no isolated build
+	@# environment to set up)
+	$(PY) -m pip install --quiet --no-compile --no-build-isolation -e '.[test,demo]'
 	@# pip writes the packages' bytecode one file at a time (86 s for the whole install on two
 	@# cores); compileall on every core writes it in half the time (63 s). Bytecode only saves
 	@# time, and some packages ship files that do not compile: its failures are not errors.

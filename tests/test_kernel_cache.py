@@ -206,6 +206,9 @@ def warm_cache(tmp_path_factory):
     return folder
 
 
+# Numba's warm path (the fallback compiler's; the direct compiler's is pinned below): its
+# first process compiles 18 kernels with Numba, 10-17 s of a two-core machine, so in test-slow.
+@pytest.mark.slow
 def test_a_warm_process_runs_programs_loaded_without_numbas_compiler_setup(warm_cache):
     """codegen/warm_load.py: in a fresh process with a warm cache, programs of every kind
     (parallel kernels, BLAS, reductions, integer ops, debug_print, a raised ArgumentMismatch)
@@ -216,6 +219,7 @@ def test_a_warm_process_runs_programs_loaded_without_numbas_compiler_setup(warm_
     assert warm[warm.index("total") + 1] == "3.0"
 
 
+@pytest.mark.slow
 def test_an_unchecked_numba_version_loads_through_numbas_own_path(warm_cache):
     """warm_load uses Numba internals only on the versions it was checked with; on any other
     the entry is loaded by Dispatcher.compile (after Numba's refresh), with the same results."""
