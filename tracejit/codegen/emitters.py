@@ -161,7 +161,7 @@ _FAST32 = {ops.exp: "exp32", ops.tanh: "tanh32", ops.logistic: "logistic32", ops
 _FAST32_BINARY = {ops.arctan2: "arctan2_32"}
 _FAST64 = {ops.exp: "exp64", ops.log: "log64"}
 # Cheaper versions where a 16-bit float's accuracy is all a result needs (mathlib.tanh16)
-HALF_ACCURATE = {ops.tanh: "tanh16"}
+HALF_ACCURATE = {ops.tanh: "tanh16", ops.exp: "exp16"}
 _LIBM = {ops.exp: "exp", ops.expm1: "expm1", ops.log: "log", ops.log1p: "log1p",
          ops.sin: "sin", ops.cos: "cos", ops.tan: "tan", ops.tanh: "tanh", ops.sinh: "sinh",
          ops.cosh: "cosh", ops.arcsin: "asin", ops.arccos: "acos", ops.arctan: "atan",

@@ -140,6 +140,25 @@ def exp32(x):
     return out if x == x else x
 
 
+@njit(inline="always", fastmath={"contract"})
+def exp16(x):
+    """exp32 where a 16-bit float's accuracy is all a result needs (see tanh16): the same
+    range reduction and scaling, a degree-5 polynomial for exp(r) on [-ln2/2, ln2/2]
+    (relative error 1.1e-7, against exp32's degree 7): two fewer multiply-adds and constants
+    in a fused loop that is short of registers."""
+    xc = x if x < _HI else _HI
+    xc = xc if xc > _LO else _LO
+    n = (xc * _LOG2E + _ROUND) - _ROUND
+    r = (xc - n * _LN2_HI) - n * _LN2_LO
+    p = _F(8.312806487083435e-3)
+    p = p * r + _F(4.1890211403369904e-2)
+    p = p * r + _F(1.6667111217975616e-1)
+    p = p * r + _F(4.99992311000824e-1)
+    p = p * r * r + r + _F(1.0)
+    out = scale_by_power_of_two(p, np.int32(n))
+    return out if x == x else x
+
+
 # -- exp of float64, vectorizable --------------------------------------------------------------
 # NumPy evaluates float64 exp with SIMD code of its own on AVX-512 CPUs (8 lanes); a libm call
 # per element kept a fused loop scalar there (float64 softmax 0.75x NumPy, logsumexp 0.56x).
