@@ -146,3 +146,25 @@ def test_custom_policy_callable_respected():
 def test_invalid_remat_values_give_a_clear_error(bad):
     with pytest.raises(ValueError, match="remat=.*'none', 'auto' or a callable"):
         tj.jit(chain_step, remat=bad)
+
+
+def test_a_small_cnns_columns_are_rebuilt_from_the_relu_output_in_the_backward_pass():
+    """conv -> relu -> max_pool -> conv: the second convolution's im2col columns are rebuilt
+    from the pooled relu output, which relu's backward keeps (its derivative reads the result,
+    ops.relu). A relu written as where(x <= 0, 0, x) kept only its mask: nothing could be
+    rebuilt and the CNN step's activations stayed 41 of 44 MiB (benchmarks/remat.py)."""
+    from tracejit.nn import functional as F
+    rng = _rng()
+    w1 = (rng.standard_normal((8, 1, 3, 3)) / 3).astype(np.float32)
+    w2 = (rng.standard_normal((8, 8, 3, 3)) / 8).astype(np.float32)
+    x = rng.standard_normal((4, 1, 16, 16)).astype(np.float32)
+
+    def loss(w1, w2, x):
+        h = F.max_pool2d(F.relu(F.conv2d(x, w1, padding=1)), 2)
+        return np.sum(F.relu(F.conv2d(h, w2, padding=1)) ** 2)
+
+    step = tj.value_and_grad(loss, argnums=(0, 1))
+    rec = record(tj.jit(step, backend="numpy", remat="auto").lower(w1, w2, x), "remat")
+    assert rec.details["activations_after"] < 0.5 * rec.details["activations_before"]
+    assert_bit_identical(tj.jit(step, backend="numpy", remat="auto")(w1, w2, x),
+                         tj.jit(step, backend="numpy")(w1, w2, x))

@@ -18,7 +18,7 @@ from .tracer.numpy import math_functions
 from .tracer.control_flow import cond, fori_loop, scan, switch, while_loop
 from .tracer.tracer import Tracer
 
-__all__ = ["erf", "logistic", "cond", "switch", "while_loop", "fori_loop", "scan"]
+__all__ = ["erf", "logistic", "relu", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 
 def _keep_float_dtype(x, out):
@@ -35,6 +35,15 @@ def erf(x):
     x = np.asarray(x)
     otype = np.float64 if x.dtype.kind in "biu" else x.dtype
     return np.vectorize(math.erf, otypes=[otype])(x) if x.size else x.astype(otype)
+
+
+def relu(x):
+    """max(x, 0) in x's dtype, with relu'(0) = 0 as torch's and JAX's (np.maximum's tie rule
+    gives 0.5): the IR's ``relu`` op under tracing. NaN stays NaN; -0.0 gives 0.0."""
+    if isinstance(x, Tracer):
+        return math_functions.relu(x)
+    x = np.asarray(x)
+    return np.where(x <= 0, np.zeros((), x.dtype), x)
 
 
 def logistic(x):

@@ -84,6 +84,8 @@ def _(x, out): return [1 / (1 - x * x)]
 def _(x, out): return [(2 / math.sqrt(math.pi)) * np.exp(-(x * x))]
 @partials(ops.logistic)
 def _(x, out): return [out * (1 - out)]
+@partials(ops.relu)
+def _(x, out): return [mask(out > 0, out)]
 @partials(ops.gammaln)
 def _(x, out): return [op(ops.digamma, x)]
 

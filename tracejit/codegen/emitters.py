@@ -142,6 +142,11 @@ def _(op, a):
     return wrapped(op, f"({a} > 0) - ({a} < 0)")
 
 
+@emit(ops.relu)
+def _(op, a):
+    return f"({lit(_t(op), 0)} if {a} <= 0 else {a})"        # NaN <= 0 is False: NaN stays
+
+
 @emit(ops.maximum)
 def _(op, a, b):
     nan = f" or {a} != {a}" if _t(op).is_float else ""
@@ -294,7 +299,8 @@ def iota_expr(op, idx: tuple) -> str:
 
 # Results exact whenever the operands are values of the result dtype: a float16 kernel does
 # not round them. ROUNDS_ITSELF: rules that round a float16 result themselves.
-EXACT = frozenset({ops.neg, ops.abs, ops.sign, ops.maximum, ops.minimum, ops.where, ops.floor,
+EXACT = frozenset({ops.neg, ops.abs, ops.sign, ops.maximum, ops.minimum, ops.relu, ops.where,
+                   ops.floor,
                    ops.ceil, ops.round, ops.copysign, ops.fmod})
 ROUNDS_ITSELF = frozenset({ops.convert, ops.gammaln, ops.digamma})
 

@@ -205,10 +205,11 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def relu(input):
     # relu'(0) = 0, as torch.relu and jax.nn.relu (np.maximum's tie rule would give 0.5);
-    # NaN <= 0 is False, so NaN stays NaN. The zero has input's dtype: a Python 0.0 would
-    # make integer inputs float64 (torch.relu keeps the dtype).
-    zero = _float(input, 0) if hasattr(input, "dtype") else 0.0
-    return np.where(np.less_equal(input, 0), zero, input)
+    # NaN stays NaN; the result keeps input's dtype (torch.relu does). One IR op (lax.relu),
+    # whose derivative reads the result (remat needs that: ops.relu).
+    if not hasattr(input, "dtype"):
+        input = np.asarray(input, np.float64 if isinstance(input, float) else None)
+    return lax.relu(input)
 
 
 def sigmoid(input):

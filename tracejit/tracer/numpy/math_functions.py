@@ -36,6 +36,11 @@ def _float_unary(opdef, name, scipy=False):
     return f
 
 
+def relu(x):
+    """max(x, 0) with relu'(0) = 0 (ops.relu), in x's dtype."""
+    return unary_op(ops.relu, lift(x))
+
+
 exp = _float_unary(ops.exp, "exp")
 expm1 = _float_unary(ops.expm1, "expm1")
 log = _float_unary(ops.log, "log")
