@@ -138,7 +138,6 @@ def single_threaded_blas():
 
 _lock = threading.Lock()
 _compiling = 0           # compiles running in the background (one_core_for_compiling)
-_single = 0              # small matmuls running on the NumPy tier (one_thread_for_small)
 _lowered = None          # (set function, the count before) while lowered
 _current = None          # the count set while lowered
 _blas = (None, None)     # (_numpy_openblas as resolved, its (get, set) functions or None)
@@ -170,30 +169,67 @@ def one_core_for_compiling():
 SMALL_MATMUL = 1 << 22
 
 
+# One entry per small-matmul section open now, in any thread. A list, not a counted int,
+# so that a section can be counted in and out by one C call each (append, pop) that a
+# KeyboardInterrupt cannot split: numpy_tier's matmul appends inside its ``try`` and pops
+# first thing in its ``finally``. Counted by Python functions around the ``try``, a Ctrl-C
+# landing between the count and the ``try`` (or at the start of the function counting out)
+# left the count one too high for good: NumPy's BLAS stayed on one thread after the next
+# compile (measured: 3-10 counts left over in 300 interrupted NumPy-tier scans).
+SMALL_SECTIONS: list = []
+
+
 def enter_one_thread():
     """NumPy's BLAS on one thread until the matching ``leave_one_thread`` (nested and in
     several threads: from the first entry to the last exit; then as many as before, or one
     fewer while a compile runs)."""
-    global _single
-    with _lock:
-        _single += 1
-        if _single == 1:
-            _update()
+    SMALL_SECTIONS.append(None)
+    settle()
 
 
 def leave_one_thread():
-    global _single
-    with _lock:
-        _single -= 1
-        if _single == 0:
+    SMALL_SECTIONS.pop()
+    settle()
+
+
+def settle():
+    """Set NumPy's BLAS threads for the sections open now. If interrupted (a KeyboardInterrupt
+    in its Python code), it sets them once more before the exception goes on."""
+    try:
+        with _lock:
             _update()
+    except BaseException:
+        with _lock:
+            _update()
+        raise
+
+
+def _in_child():
+    """After a fork: the child has only the forking thread. Another thread's small-matmul
+    section would stay open there for good, and ``_lock`` may have been held (``_update``
+    holds it across the BLAS calls, which release the GIL: a fork beside a NumPy tier running
+    small matmuls left the child's first small matmul waiting for good). Closed, unlocked,
+    and NumPy's BLAS set back for the sections left. (A compile section is open at a fork
+    only in the compiling thread itself: driver/tiered.py's fork waits for the compile.)"""
+    global _lock
+    _lock = threading.Lock()
+    SMALL_SECTIONS.clear()
+    try:
+        _update()
+    except Exception:       # noqa: BLE001 (a count not set back is no reason to fail a fork)
+        pass
+
+
+if hasattr(os, "register_at_fork"):            # POSIX only
+    os.register_at_fork(after_in_child=_in_child)
 
 
 def _update():
     """Set NumPy's BLAS threads for the sections open now (under ``_lock``): one in a
     small-matmul section, one fewer than the user's while compiling, else the user's."""
     global _lowered, _current
-    if not _compiling and not _single:
+    single = bool(SMALL_SECTIONS)
+    if not _compiling and not single:
         if _lowered is not None:
             (set_threads, n), _lowered, _current = _lowered, None, None
             if n is not None:
@@ -211,7 +247,7 @@ def _update():
             return
         _lowered, _current = (set_threads, n), n
     set_threads, n = _lowered
-    want = 1 if _single else n - 1
+    want = 1 if single else n - 1
     if want != _current:
         set_threads(want)
         _current = want

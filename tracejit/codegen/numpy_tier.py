@@ -170,14 +170,18 @@ def _matmul(op):
     k = a.shape[-1] if a.shape else 1
     if math.prod(op.results[0].type.shape) * k > blas_threads.SMALL_MATMUL:
         return impl
-    enter, leave = blas_threads.enter_one_thread, blas_threads.leave_one_thread
+    sections, settle = blas_threads.SMALL_SECTIONS, blas_threads.settle
 
     def small(x, y):
-        enter()
+        # (counted in and out by one C call each, inside the try and first in the finally: a
+        # KeyboardInterrupt cannot land between a count and its undoing; blas_threads)
         try:
+            sections.append(None)
+            settle()
             return impl(x, y)
         finally:
-            leave()
+            sections.pop()
+            settle()
     return small
 
 

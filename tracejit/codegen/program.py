@@ -350,7 +350,12 @@ def compile_plan(plan: Plan | Fusion, in_process_only: bool = False) -> Program 
         with cache.lock:
             single_threaded_blas()
             resolve_blas()
-    has_matmul = any(g.kind == "matmul" for g in plan.fusion.groups)
+    # (by the kernels' code, as a compile worker decides: a matmul inside a loop's or a
+    # branch's body is a control group's, and without the set-up its kernel's first call
+    # imported all of scipy.linalg for Numba's helper, on the caller's thread, holding the
+    # import lock (a fork then left the child waiting for it), and SciPy's BLAS kept its
+    # threads)
+    has_matmul = any("gemm(" in src for src in plan.kernel_sources)
     try:
         return Program(plan, in_process_only, blas_setup if has_matmul else None)
     except NotCached:

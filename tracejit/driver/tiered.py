@@ -58,9 +58,12 @@ class _Compiles:
                 self.in_child()
             self._queue.append((program, stages))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="tracejit-compile")
-                self._thread.start()
+                # (recorded once started: a KeyboardInterrupt between the two left a thread
+                # recorded that never ran, and every later compile queued for good)
+                thread = threading.Thread(target=self._run, daemon=True,
+                                          name="tracejit-compile")
+                thread.start()
+                self._thread = thread
             self._cond.notify()
 
     def _run(self):
@@ -70,7 +73,10 @@ class _Compiles:
                     self._cond.wait()
                 program, stages = self._queue.popleft()
             with self._busy:
-                program._compile(stages)
+                try:
+                    program._compile(stages)
+                except BaseException:    # noqa: BLE001 (reported by _compile; see there)
+                    pass
 
     def in_child(self):
         """After a fork: the child has no compile thread, and the parent's locks may be held
@@ -214,8 +220,15 @@ class TieredProgram:
             return
         if self._stages is not None and self._started.acquire(blocking=False):
             stages, self._stages = self._stages, None
-            _pending.add(self)
-            _compiles.submit(self, stages)
+            try:
+                _pending.add(self)
+                _compiles.submit(self, stages)
+            except BaseException:
+                # Interrupted before the compile was handed over (a KeyboardInterrupt as the
+                # first call ends): no later call starts it again, and a waiting program's
+                # calls (and exit) waited for it for good. It stays on the NumPy tier.
+                self._skip()
+                raise
 
     def _skip(self):
         """Not compiled after all (dropped before its turn, or at exit)."""
@@ -227,17 +240,20 @@ class TieredProgram:
             return self._skip()
         start = time.perf_counter()
         beside = not self.waits          # the NumPy tier's steps run beside this compile
-        if beside:
-            _shorter_gil_slices(+1)
         try:
+            # (an error setting up or leaving the compile is reported as a stage's is: raised,
+            # it ended the one compile thread, and every later program's compile with it; a
+            # program waiting for its compile, and exit, waited for good)
             with contextlib.ExitStack() as stack:
                 if beside:
+                    _shorter_gil_slices(+1)
+                    stack.callback(_shorter_gil_slices, -1)
                     stack.enter_context(in_background())
                     stack.enter_context(one_core_for_compiling())
                 self._build(stages, start)
+        except BaseException as e:       # noqa: BLE001 (never raised into a user's call)
+            self._failed(e)
         finally:
-            if beside:
-                _shorter_gil_slices(-1)
             self.compile_seconds = time.perf_counter() - start
             self._done.set()
             _pending.discard(self)
