@@ -83,6 +83,18 @@ def test_every_op_has_a_test_case():
 
 # -- elementwise unary -----------------------------------------------------------------------
 
+def _digamma(x):
+    """SciPy's digamma, negative x by the reflection psi(1 - x) - pi / tan(pi r) with r the
+    exact distance to the nearest integer (SciPy's own reflection loses digits next to a pole;
+    ops.digamma and the kernels reflect this way)."""
+    d = x.astype(np.float64)
+    r = d - np.rint(d)
+    reflect = (d < 0) & (r != 0) & np.isfinite(d)
+    out = np.where(reflect, scipy.special.digamma(np.where(reflect, 1 - d, 0.5))
+                   - np.pi / np.tan(np.pi * r), scipy.special.digamma(d))
+    return out.astype(x.dtype)
+
+
 def _erf(x):
     return np.array([math.erf(v) for v in x.reshape(-1).tolist()], x.dtype).reshape(x.shape)
 
@@ -105,7 +117,8 @@ UNARY = {
     "isnan": (np.isnan, "f32 f64", 0), "isinf": (np.isinf, "f32 f64", 0),
     "isfinite": (np.isfinite, "f32 f64", 0),
     "gammaln": (scipy.special.gammaln, "f32 f64", 0),
-    "digamma": (scipy.special.digamma, "f32 f64", 0),
+    "digamma": (_digamma, "f32 f64", 0),
+    "relu": (lambda x: np.where(x <= 0, np.zeros((), x.dtype), x), "i32 i64 f32 f64", 0),
 }
 COVERED.update(UNARY)
 

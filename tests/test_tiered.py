@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tracejit
+from blas_helpers import FakeBlas, use_fake_blas
 from tracejit.driver import CompileWarning, backend, fusion_of
 
 
@@ -130,33 +131,16 @@ def test_the_mixed_stage_compiles_the_large_groups_first_and_agrees_with_every_s
     assert 0 < len(set(mixed.kernel_sources)) < len(set(full.kernel_sources))
 
 
-class _FakeBlas:
-    """Stands for NumPy's OpenBLAS: its thread count, and every count it was set to."""
-
-    def __init__(self, n):
-        self.n, self.history = n, []
-
-    def scipy_openblas_get_num_threads64_(self):
-        return self.n
-
-    def scipy_openblas_set_num_threads64_(self, n):
-        self.n = n
-        self.history.append(n)
-
-
 def test_numpys_blas_leaves_a_core_to_a_background_compile_and_gets_it_back(monkeypatch):
     from tracejit.codegen import blas_threads
-    for k in blas_threads.ENV + ("TRACEJIT_THREADS",):
-        monkeypatch.delenv(k, raising=False)
-    fake = _FakeBlas(4)
-    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
+    fake = use_fake_blas(monkeypatch, 4)
     with blas_threads.one_core_for_compiling():
         assert fake.n == 3
         with blas_threads.one_core_for_compiling():      # a second program compiling at once
             assert fake.n == 3
         assert fake.n == 3
     assert fake.n == 4 and fake.history == [3, 4]
-    single = _FakeBlas(1)                                 # one thread already: left alone
+    single = FakeBlas(1)                                 # one thread already: left alone
     monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: single)
     with blas_threads.one_core_for_compiling():
         assert single.n == 1
@@ -168,11 +152,7 @@ def test_numpys_blas_leaves_a_core_to_a_background_compile_and_gets_it_back(monk
 
 
 def test_a_tiered_compile_lowers_numpys_blas_threads_only_while_it_runs(tmp_path, monkeypatch):
-    from tracejit.codegen import blas_threads
-    for k in blas_threads.ENV + ("TRACEJIT_THREADS",):
-        monkeypatch.delenv(k, raising=False)
-    fake = _FakeBlas(2)
-    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
+    fake = use_fake_blas(monkeypatch, 2)
     monkeypatch.setattr(tracejit.config, "cache_dir", str(tmp_path))
     f = tracejit.jit(lambda x: np.tanh(x) * 2 + x.sum(), tiered=True)
     x = np.ones((3, 4), np.float32)

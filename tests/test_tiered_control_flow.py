@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tracejit
+from blas_helpers import use_fake_blas
 from tracejit.codegen import blas_threads
 from tracejit.codegen.numpy_tier import WHILE_STEPS, NumpyProgram
 from tracejit.driver import CompileWarning, backend, tiered
@@ -158,27 +159,9 @@ def test_a_waiting_program_whose_compile_fails_keeps_running_on_numpy(monkeypatc
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
-class _FakeBlas:
-    """Stands for NumPy's OpenBLAS: its thread count, and every count it was set to."""
-
-    def __init__(self, n):
-        self.n, self.history = n, []
-
-    def scipy_openblas_get_num_threads64_(self):
-        return self.n
-
-    def scipy_openblas_set_num_threads64_(self, n):
-        self.n = n
-        self.history.append(n)
-
-
 @pytest.fixture
 def fake_blas(monkeypatch):
-    for k in blas_threads.ENV + ("TRACEJIT_THREADS",):
-        monkeypatch.delenv(k, raising=False)
-    fake = _FakeBlas(4)
-    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
-    return fake
+    return use_fake_blas(monkeypatch, 4)
 
 
 def test_one_thread_sections_nest_with_a_compile_and_restore_the_count(fake_blas):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tracejit
+from blas_helpers import use_fake_blas
 from tracejit.codegen import blas_threads
 from tracejit.driver import CompileWarning, tiered
 
@@ -91,30 +92,9 @@ def test_a_keyboard_interrupt_as_a_waiting_programs_first_call_ends_never_hangs_
     assert program.wait() is None
 
 
-class _FakeBlas:
-    """NumPy's OpenBLAS: its thread count; setting it raises KeyboardInterrupt once (a Ctrl-C
-    landing in the Python code that sets it) when ``interrupt`` is set."""
-
-    def __init__(self, n):
-        self.n, self.interrupt = n, False
-
-    def scipy_openblas_get_num_threads64_(self):
-        return self.n
-
-    def scipy_openblas_set_num_threads64_(self, n):
-        if self.interrupt:
-            self.interrupt = False
-            raise KeyboardInterrupt
-        self.n = n
-
-
 @pytest.fixture
 def fake_blas(monkeypatch):
-    for k in blas_threads.ENV + ("TRACEJIT_THREADS",):
-        monkeypatch.delenv(k, raising=False)
-    fake = _FakeBlas(4)
-    monkeypatch.setattr(blas_threads, "_numpy_openblas", lambda: fake)
-    return fake
+    return use_fake_blas(monkeypatch, 4)
 
 
 def test_a_keyboard_interrupt_in_a_numpy_tier_matmul_leaves_numpys_blas_threads_as_they_were(
