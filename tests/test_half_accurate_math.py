@@ -1,21 +1,16 @@
-"""Functions computed to a 16-bit float's accuracy (tanh16, exp16) where that is all a result needs
-(emitters.HALF_ACCURATE, kernel.half_accurate): a float16 or bfloat16 result, or a float32
-value a kernel only rounds to one (a float16 chain under amp.excess_precision)."""
+"""Functions computed to a 16-bit float's accuracy (tanh16, exp16) where that is all a result
+needs (emitters.HALF_ACCURATE, kernel.half_accurate): a float16 or bfloat16 result, or a
+float32 value a kernel only rounds to one (a float16 chain under amp.excess_precision)."""
 import numpy as np
-from numba import njit
 
 import tracejit as tj
+from test_codegen_math import _elementwise
 from tracejit.codegen.mathlib import exp16, tanh16
 
 F16 = np.float16
 
 
-@njit(fastmath={"contract"})
-def _tanh16_all(a):
-    out = np.empty_like(a)
-    for i in range(a.size):
-        out[i] = tanh16(a[i])
-    return out
+_tanh16_all, _exp16_all = _elementwise(tanh16), _elementwise(exp16)
 
 
 def _source(fn, *args) -> str:
@@ -62,14 +57,6 @@ def test_float32_values_stored_or_compared_keep_the_float32_tanh():
     # compared: the comparison needs float32's accuracy even if the result is float16
     src = _source(lambda a: (np.tanh(a) > 0.5).astype(F16), x)
     assert "tanh32(" in src and "tanh16(" not in src
-
-
-@njit(fastmath={"contract"})
-def _exp16_all(a):
-    out = np.empty_like(a)
-    for i in range(a.size):
-        out[i] = exp16(a[i])
-    return out
 
 
 def test_exp16_is_within_2e_7_of_exp_and_keeps_exps_special_values():
