@@ -5,7 +5,7 @@ import numpy as np
 
 import tracejit as tj
 from test_codegen_math import _elementwise
-from tracejit.codegen.mathlib import exp16, tanh16
+from tracejit.codegen.half_accurate import exp16, tanh16
 
 F16 = np.float16
 

@@ -165,7 +165,7 @@ _FAST32 = {ops.exp: "exp32", ops.tanh: "tanh32", ops.logistic: "logistic32", ops
            ops.cos: "cos32", ops.log: "log32", ops.log1p: "log1p32", ops.arctan: "arctan32"}
 _FAST32_BINARY = {ops.arctan2: "arctan2_32"}
 _FAST64 = {ops.exp: "exp64", ops.log: "log64"}
-# Cheaper versions where a 16-bit float's accuracy is all a result needs (mathlib.tanh16)
+# Cheaper versions where a 16-bit float's accuracy is all a result needs (half_accurate.py)
 HALF_ACCURATE = {ops.tanh: "tanh16", ops.exp: "exp16"}
 _LIBM = {ops.exp: "exp", ops.expm1: "expm1", ops.log: "log", ops.log1p: "log1p",
          ops.sin: "sin", ops.cos: "cos", ops.tan: "tan", ops.tanh: "tanh", ops.sinh: "sinh",

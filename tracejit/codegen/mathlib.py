@@ -124,36 +124,24 @@ def divide_by_parts(typingctx, x, b, inv_m, neg_e):
 
 
 @njit(inline="always", fastmath={"contract"})
-def exp32(x):
+def exp_reduced(x):
+    """``(n, r)`` with x = n ln 2 + r, |r| <= ln2/2 (x clamped to where exp is finite and
+    not 0): exp32's and half_accurate.exp16's range reduction."""
     xc = x if x < _HI else _HI
     xc = xc if xc > _LO else _LO
     n = (xc * _LOG2E + _ROUND) - _ROUND
-    r = (xc - n * _LN2_HI) - n * _LN2_LO
+    return n, (xc - n * _LN2_HI) - n * _LN2_LO
+
+
+@njit(inline="always", fastmath={"contract"})
+def exp32(x):
+    n, r = exp_reduced(x)
     p = _F(1.9875691500e-4)
     p = p * r + _F(1.3981999507e-3)
     p = p * r + _F(8.3334519073e-3)
     p = p * r + _F(4.1665795894e-2)
     p = p * r + _F(1.6666665459e-1)
     p = p * r + _F(5.0000001201e-1)
-    p = p * r * r + r + _F(1.0)
-    out = scale_by_power_of_two(p, np.int32(n))
-    return out if x == x else x
-
-
-@njit(inline="always", fastmath={"contract"})
-def exp16(x):
-    """exp32 where a 16-bit float's accuracy is all a result needs (see tanh16): the same
-    range reduction and scaling, a degree-5 polynomial for exp(r) on [-ln2/2, ln2/2]
-    (relative error 1.1e-7, against exp32's degree 7): two fewer multiply-adds and constants
-    in a fused loop that is short of registers."""
-    xc = x if x < _HI else _HI
-    xc = xc if xc > _LO else _LO
-    n = (xc * _LOG2E + _ROUND) - _ROUND
-    r = (xc - n * _LN2_HI) - n * _LN2_LO
-    p = _F(8.312806487083435e-3)
-    p = p * r + _F(4.1890211403369904e-2)
-    p = p * r + _F(1.6667111217975616e-1)
-    p = p * r + _F(4.99992311000824e-1)
     p = p * r * r + r + _F(1.0)
     out = scale_by_power_of_two(p, np.int32(n))
     return out if x == x else x
@@ -243,35 +231,6 @@ def tanh32(x):
     big = big if x >= _F(0) else -big
     # tanh is odd: the sign of x, so tanh(-0.0) = -0.0 as in NumPy
     return np.float32(np.copysign(small if ax < _F(0.625) else big, x))
-
-
-# tanh where only a 16-bit float's accuracy is needed (a float16 or bfloat16 result, or a
-# float32 value a kernel computes only to round it to one: emitters.HALF_ACCURATE): the
-# rational approximation of Eigen and XLA (their float32 tanh), x P(x**2) / Q(x**2), x itself
-# below 0.0004 and +-1 from 7.9053 (tanh is 1 - 2.7e-7 there). Relative error 2.7e-7
-# (6 float32 ulp, against tanh32's 2): rounded to float16 it gives NumPy's float16 tanh on
-# every float16 value (tests/test_float16.py); a third of tanh32's instructions, which made
-# tanh most of the float16 elementwise chain's time (benchmarks/half_precision.py).
-_TANH_CLAMP = _F(7.90531110763549805)
-
-
-@njit(inline="always", fastmath={"contract"})
-def tanh16(x):
-    z = x * x
-    p = _F(-2.76076847742355e-16)
-    p = p * z + _F(2.00018790482477e-13)
-    p = p * z + _F(-8.60467152213735e-11)
-    p = p * z + _F(5.12229709037114e-08)
-    p = p * z + _F(1.48572235717979e-05)
-    p = p * z + _F(6.37261928875436e-04)
-    p = p * z + _F(4.89352455891786e-03)
-    q = _F(1.19825839466702e-06)
-    q = q * z + _F(1.18534705686654e-04)
-    q = q * z + _F(2.26843463243900e-03)
-    q = q * z + _F(4.89352518554385e-03)
-    ax = x if x >= _F(0) else -x
-    r = x if ax < _F(0.0004) else (p * x) / q
-    return np.float32(np.copysign(_F(1.0), x)) if ax >= _TANH_CLAMP else r   # NaN: r
 
 
 @njit(inline="always", fastmath={"contract"})

@@ -10,7 +10,7 @@ HEADER = """import math
 import numpy as np
 from numba import njit
 from tracejit.codegen.mathlib import exp32, exp64, tanh32, logistic32, fmaximum, fminimum, radd
-from tracejit.codegen.mathlib import tanh16, exp16
+from tracejit.codegen.half_accurate import tanh16, exp16
 from tracejit.codegen.mathlib import reciprocal_parts, divide_by_parts, gammaln64, digamma64
 from tracejit.codegen.mathlib import sin32, cos32, log32, log1p32, arctan32, arctan2_32, log64
 from tracejit.codegen.runtime import ifloordiv, iremainder, ipow, f2i32, f2i64
