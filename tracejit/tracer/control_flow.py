@@ -209,24 +209,22 @@ def _switch(index: Tracer, branches, operands, what: str):
                          f"{first.out_tree}",
                          "make every branch return the same structure of arrays")
     # the result types: where branches differ only in the dtype of a weak (Python number)
-    # result, the strong one's dtype, as NumPy's promotion would pick
-    want = list(first.function.result_types)
-    weak = [all(b.out_weak[i] for b in bodies) for i in range(len(want))]
-    for b in bodies:
-        for i, t in enumerate(b.function.result_types):
-            if t != want[i] and t.shape == want[i].shape and first.out_weak[i] \
-                    and not b.out_weak[i]:
-                want[i] = t
+    # result, NumPy's promotion of them all, which must be every strong result's dtype (a
+    # Python float beside an int32 result is an error, as in JAX, not truncated to int32)
+    n_out = len(first.function.result_types)
+    weak = [all(b.out_weak[i] for b in bodies) for i in range(n_out)]
+    want = [first.function.result_types[i] if all(
+                b.function.result_types[i] == first.function.result_types[i] for b in bodies)
+            else TensorType(dtypes.promote(*[(b.function.result_types[i].dtype, b.out_weak[i])
+                                             for b in bodies]),
+                            first.function.result_types[i].shape) for i in range(n_out)]
     consts = _consts(bodies)
     regions = []
     for k, b in enumerate(bodies):
         region = b.region(consts)
         for i, (got, w) in enumerate(zip(region.result_types, want)):
             if got != w and not (b.out_weak[i] and got.shape == w.shape):
-                raise _error(f"{what}: {names[k]} result[{i}] is {got} but {names[0]}'s is "
-                             f"{first.function.result_types[i]}",
-                             "make the branches return the same dtypes and shapes "
-                             "(x.astype(...), np.broadcast_to(...))")
+                raise _branch_type_error(what, names, bodies, k, i)
         regions.append(_retype_results(region, want))
     # the op takes the captured values first, then the operands: reorder each region's params
     regions = [Function(r.name, r.params[len(consts):] + r.params[:len(consts)], r.ops,
@@ -235,6 +233,20 @@ def _switch(index: Tracer, branches, operands, what: str):
     op = tr.emit(ops.cond, [index._value] + operands_v, regions=regions)
     outs = [Tracer(r, tr, w) for r, w in zip(op.results, weak)]
     return unflatten(first.out_tree, outs)
+
+
+def _branch_type_error(what, names, bodies, k, i) -> ControlFlowTypeError:
+    """The error for branch ``k``'s result ``i``, named against the first branch (or, when
+    the first is the odd one, the first other branch that differs against it)."""
+    def named(b):
+        t = b.function.result_types[i]
+        py = {"b": "bool", "i": "int", "u": "int"}.get(t.dtype.kind, "float")
+        return f"a Python {py} ({t})" if b.out_weak[i] else str(t)
+    if k == 0:
+        k = next((j for j, b in enumerate(bodies) if named(b) != named(bodies[0])), 0)
+    return _error(f"{what}: {names[k]} result[{i}] is {named(bodies[k])} but {names[0]}'s "
+                  f"is {named(bodies[0])}", "make the branches return the same dtypes and "
+                  "shapes (x.astype(...), np.broadcast_to(...))")
 
 
 # -- loops -----------------------------------------------------------------------------------
@@ -254,11 +266,20 @@ def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 3, sk
             weak = carries[i]._weak and got_weak[i]
             if w == g and weak == carries[i]._weak:
                 continue
-            if carries[i]._weak and w.shape == g.shape:
+            # a weak value takes the other's dtype only where NumPy's promotion of the two
+            # gives it: a Python float returned for an int carry (or an int body result for
+            # a Python float initial value) is an error, as in JAX, not truncated
+            cw, gw = carries[i]._weak, got_weak[i]
+            to = dtypes.promote((w.dtype, cw), (g.dtype, gw)) if w.shape == g.shape else None
+            if cw and to == g.dtype:
                 carries[i] = convert(carries[i], g.dtype, weak=weak)
                 changed = True
-            elif not (got_weak[i] and w.shape == g.shape):
-                raise _error(f"{what}: carry[{i - skip}] changed from {w} to {g}",
+            elif not (gw and to == w.dtype):       # else the body's weak result is converted
+                def named(t, is_weak):
+                    py = {"b": "bool", "i": "int", "u": "int"}.get(t.dtype.kind, "float")
+                    return f"a Python {py} ({t})" if is_weak else str(t)
+                raise _error(f"{what}: carry[{i - skip}] changed from "
+                             f"{named(w, carries[i]._weak)} to {named(g, got_weak[i])}",
                              "return the carry with the type it came in with "
                              "(x.astype(...)); a loop's carries keep their types")
         if not changed:

@@ -1,0 +1,63 @@
+"""Regressions for bugs found hunting the edges of cond / switch / while_loop / fori_loop /
+scan (pytrees, weak types, dtypes, nesting, autodiff), each pinned by one test: eager vs jit
+(the interpreter backend is the semantics) vs JAX's rules."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+from tracejit.tracer.control_flow import ControlFlowTypeError
+
+
+def ijit(f, **kw):
+    return tj.jit(f, backend="interpreter", **kw)
+
+
+# -- weak (Python number) results and carries -------------------------------------------------
+
+def test_cond_branches_returning_a_python_float_and_a_python_int_give_the_float():
+    """A weak float beside a weak int is a float (was truncated to the first branch's int:
+    cond(p, lambda: 2.5, lambda: 1) gave 2)."""
+    f = ijit(lambda x: tj.cond(x[0] > 0, lambda: 2.5, lambda: 1))
+    assert float(f(np.ones(2))) == 2.5
+    assert float(f(-np.ones(2))) == 1.0
+    g = ijit(lambda i: tj.switch(i, [lambda: 1, lambda: 2.5, lambda: True]))
+    assert [float(g(np.int32(k))) for k in range(3)] == [1.0, 2.5, 1.0]
+
+
+def test_cond_python_float_beside_an_int_array_is_an_error_not_truncated():
+    """A Python float branch result beside a strong int32 one is a type error naming both (as
+    JAX), not silently converted to int32 (1.5 became 1)."""
+    f = ijit(lambda x: tj.cond(x[0] > 0, lambda: np.int32(2), lambda: 1.5))
+    with pytest.raises(ControlFlowTypeError, match=r"true_fun result\[0\] is i32\[\] but "
+                       r"false_fun's is a Python float"):
+        f(-np.ones(2))
+
+
+def test_cond_python_number_takes_a_strong_float_results_dtype():
+    """The extension over JAX kept: a Python number beside a float32 result is float32."""
+    f = ijit(lambda x: tj.cond(x[0] > 0, lambda: x.astype(np.float32)[0], lambda: 1))
+    r = f(-np.ones(2))
+    assert r.dtype == np.float32 and r == 1
+
+
+def test_loop_body_returning_a_python_float_for_an_int_carry_is_an_error_not_truncated():
+    """fori_loop(0, 3, lambda i, c: 1.5, int32 carry) was 1 (the 1.5 converted to the
+    carry's int32); JAX refuses it, naming the carry."""
+    f = ijit(lambda x: tj.fori_loop(0, 3, lambda i, c: 1.5, x))
+    with pytest.raises(ControlFlowTypeError, match=r"carry\[0\] changed from i32\[\] to a "
+                       r"Python float"):
+        f(np.int32(1))
+
+
+def test_python_float_initial_carry_that_the_body_makes_int_is_an_error_not_truncated():
+    """A Python float init whose body returns int32 was truncated to int32 (1.5 -> 1)."""
+    f = ijit(lambda x: tj.fori_loop(0, 2, lambda i, c: c.astype(np.int32) + x, 1.5))
+    with pytest.raises(ControlFlowTypeError, match=r"carry\[0\] changed from a Python float"):
+        f(np.int32(1))
+
+
+def test_weak_float_carry_whose_body_returns_a_python_int_stays_float():
+    """A Python float carry the body replaces by a Python int keeps its float dtype."""
+    f = ijit(lambda x: tj.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, 3), (0, 0.5)))
+    i, v = f(np.ones(1))
+    assert v.dtype == np.float64 and v == 3.0
