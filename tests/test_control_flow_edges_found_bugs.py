@@ -61,3 +61,15 @@ def test_weak_float_carry_whose_body_returns_a_python_int_stays_float():
     f = ijit(lambda x: tj.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, 3), (0, 0.5)))
     i, v = f(np.ones(1))
     assert v.dtype == np.float64 and v == 3.0
+
+
+def test_eager_scan_from_a_python_float_init_stacks_ys_in_the_bodys_dtype_as_jit():
+    """Eagerly the first y was the Python 0.0 and np.stack made the ys float64; under jit the
+    weak init takes the body's float32, so the ys are float32 both ways."""
+    x = np.arange(3, dtype=np.float32)
+
+    def f(x):
+        return tj.scan(lambda c, xi: (c + xi, c), 0.0, x)
+    eager, jitted = f(x)[1], ijit(f)(x)[1]
+    assert eager.dtype == jitted.dtype == np.float32
+    np.testing.assert_array_equal(eager, jitted)

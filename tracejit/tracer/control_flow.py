@@ -475,8 +475,22 @@ def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
     if n == 0:
         return carry, _empty_ys(f, init, x_leaves, x_tree)
     y_leaves = [flatten(y)[0] for y in ys]
-    stacked = [np.stack([np.asarray(ls[j]) for ls in y_leaves]) for j in range(len(y_leaves[0]))]
+    stacked = [np.stack([np.asarray(ls[j]) for ls in y_leaves], dtype=_stacked_dtype(
+        [ls[j] for ls in y_leaves])) for j in range(len(y_leaves[0]))]
     return carry, unflatten(flatten(ys[0])[1], stacked)
+
+
+def _stacked_dtype(values: list):
+    """The dtype of the ys ``values`` stacked: NumPy's promotion with Python numbers weak, as
+    under jit, where a weak initial carry has the body's dtype (a first y that is the Python
+    0.0 beside float32 ones is float32, not float64 as np.stack would make it)."""
+    kinds = {}
+    for v in values:
+        if type(v) in (bool, int, float, complex):      # not np.float64, a float too
+            kinds.setdefault(type(v), type(v)(0))
+        else:
+            kinds.setdefault(np.asarray(v).dtype, np.asarray(v).dtype)
+    return np.result_type(*kinds.values())
 
 
 def _empty_ys(f, init, x_leaves, x_tree):
