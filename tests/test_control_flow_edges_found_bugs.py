@@ -73,3 +73,16 @@ def test_eager_scan_from_a_python_float_init_stacks_ys_in_the_bodys_dtype_as_jit
     eager, jitted = f(x)[1], ijit(f)(x)[1]
     assert eager.dtype == jitted.dtype == np.float32
     np.testing.assert_array_equal(eager, jitted)
+
+
+def test_scan_body_returning_a_list_pair_works_under_jit_as_eagerly_and_in_jax():
+    """f(carry, x) -> [carry, y] (a list) ran eagerly and in JAX but jit refused it with "f
+    must return a pair"."""
+    x = np.arange(3.0)
+
+    def f(x):
+        return tj.scan(lambda c, xi: [c + xi, c], 0.0, x)
+    c, ys = ijit(f)(x)
+    assert c == 3.0
+    np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(f(x)[1], ys)

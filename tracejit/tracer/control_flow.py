@@ -415,11 +415,7 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0):
         m = len(carries)
 
         def body(*a):
-            out = f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:])))
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise _error("scan: f must return a pair (carry, y)",
-                             "return (new_carry, y), with y None if there is nothing to stack")
-            return out
+            return _pair(f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:]))))
         b = _Body(body, tuple(carries) + tuple(slices), "scan_body")
         out_leaves_tree = b.out_tree
         carry_out, y_tree = _split_pair_tree(out_leaves_tree)
@@ -462,6 +458,15 @@ def _fresh(result, inputs):
     return unflatten(tree, out)
 
 
+def _pair(out) -> tuple:
+    """scan's ``f(carry, x)`` result as the tuple ``(carry, y)``: a list of two is one too, as
+    in JAX and the eager loop (``carry, y = f(carry, x)``)."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise _error("scan: f must return a pair (carry, y)",
+                     "return (new_carry, y), with y None if there is nothing to stack")
+    return tuple(out)
+
+
 def _split_pair_tree(tree):
     """The trees of the two halves of a pair's tree (a 2-tuple's TreeDef)."""
     return tree.children[0], tree.children[1]
@@ -470,7 +475,7 @@ def _split_pair_tree(tree):
 def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
     carry, ys = init, [None] * n
     for i in (reversed(range(n)) if reverse else range(n)):
-        carry, ys[i] = f(carry, unflatten(x_tree, [x[i] for x in x_leaves]))
+        carry, ys[i] = _pair(f(carry, unflatten(x_tree, [x[i] for x in x_leaves])))
     carry = _fresh(carry, (init, x_leaves))
     if n == 0:
         return carry, _empty_ys(f, init, x_leaves, x_tree)
@@ -499,11 +504,7 @@ def _empty_ys(f, init, x_leaves, x_tree):
     slices = [np.zeros(np.shape(x)[1:], np.asarray(x).dtype) for x in x_leaves]
     m = len(flatten(init)[0])
     def body(c, xs):
-        out = f(c, unflatten(x_tree, list(xs)))
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise _error("scan: f must return a pair (carry, y)",
-                         "return (new_carry, y), with y None if there is nothing to stack")
-        return out
+        return _pair(f(c, unflatten(x_tree, list(xs))))
     traced = trace(body, (init, slices), {}, "scan_body", context="in a body of scan")
     y_tree = _split_pair_tree(traced.out_tree)[1]
     ys = [np.empty((0,) + tuple(t.shape), t.dtype.np)
