@@ -38,7 +38,7 @@ from .representation import lit, storage_literal, storage_type
 from .source import HEADER, KernelSpec
 
 _FLAGS = 'cache=True, nogil=True, error_model="numpy"'
-_IMPORT = "from tracejit.codegen.native import call_address\n"
+_IMPORT = "from tracejit.codegen.native import call_address, copy_elements\n"
 # No kernel of a body runs on threads: the driver calls each serially.
 _SERIAL = 1 << 62
 

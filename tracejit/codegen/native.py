@@ -134,3 +134,24 @@ def call_address(typingctx, addr, args):
         fn = builder.inttoptr(fnaddr, fnty.as_pointer())
         return builder.call(fn, [builder.extract_value(tup, k) for k in range(len(tys))])
     return types.int64(types.int64, args), codegen
+
+
+@intrinsic
+def copy_elements(typingctx, dst, src, n):
+    """``dst[:n] = src[:n]`` for contiguous 1-D arrays of one dtype (flat views made by
+    ``reshape``, which checks), as one ``memmove``: a copy loop (a loop driver's carries and
+    stacked outputs) is vectorized into a hundred lines of machine code for LLVM to build."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.dtype == src.dtype and dst.ndim == src.ndim == 1
+            and dst.layout in "CA" and src.layout in "CA" and isinstance(n, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        d = context.make_array(sig.args[0])(context, builder, args[0])
+        s = context.make_array(sig.args[1])(context, builder, args[1])
+        count = context.cast(builder, args[2], sig.args[2], types.int64)
+        dtype = sig.args[0].dtype
+        itemsize = 1 if dtype == types.boolean else dtype.bitwidth // 8
+        cgutils.raw_memmove(builder, d.data, s.data, count, itemsize)
+        return context.get_dummy_value()
+    return types.none(dst, src, n), codegen

@@ -146,10 +146,13 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
     remember_in(folder)
 
     def make():
+        shared = _SharedFunctions(folder, version)
         with _lowering, global_compiler_lock:
             fndef = _kernel_def(source)
-            return _module_ir(name, fndef, signature, namespace, _fastmath(fndef), True,
-                              _SharedFunctions(folder, version))
+            made = _module_ir(name, fndef, signature, namespace, _fastmath(fndef), True,
+                              shared)
+        shared.compile_lowered()         # LLVM outside the lock: another thread lowers
+        return made
     loaded = engine.load(key, [name, name + "_py"], folder, make if compile else None)
     if loaded is None:
         return None
@@ -165,20 +168,28 @@ def inspect_llvm(source: str, signature: tuple, namespace: dict) -> str:
     from . import engine
     with _lowering, global_compiler_lock:
         fndef = _kernel_def(source)
-        text, _ = _module_ir("tracejit_inspect", fndef, tuple(signature), namespace,
-                             _fastmath(fndef), True, _SharedFunctions(None, ""))
-    mod, _ = engine.optimized(text)
+        shared = _SharedFunctions(None, "")
+        text, _, speed = _module_ir("tracejit_inspect", fndef, tuple(signature), namespace,
+                                    _fastmath(fndef), True, shared)
+    shared.compile_lowered()
+    mod, _ = engine.optimized(text, speed)
     return str(mod)
 
 
 class _SharedFunctions:
     """Helpers a kernel calls instead of inlining them (``@njit(cache=True)`` ones, like
     blas.gemm: large, and the same in many kernels): each compiled once per argument types
-    into a module of its own, kept on disk like a kernel, and called by its symbol."""
+    into a module of its own, kept on disk like a kernel, and called by its symbol.
+
+    A kernel's lowering (under the lowering lock) lowers the shared functions it calls that
+    no thread has yet; ``compile_lowered`` runs their LLVM after the lock is released, so
+    another thread lowers meanwhile (gemm's LLVM held every other thread back for 75 ms at
+    the start of a cold compile)."""
 
     def __init__(self, folder, version: str):
         self.folder, self.version = folder, version
         self.needs: dict = {}            # digest -> names: what the kernel's code calls
+        self.lowered: list = []          # (key, names, make) to load, in the order needed
 
     def __call__(self, py_func, signature: tuple, fastmath: bool) -> str:
         from . import engine
@@ -195,16 +206,30 @@ class _SharedFunctions:
         name = "tracejit_shared_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
         def make():
-            return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
-        _, digest, _ = engine.load(key, [name], self.folder, make, export=True, speed=1)
+            with _lowering, global_compiler_lock:
+                return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
+        digest, present = engine.present(key, [name], self.folder)
+        if present:
+            made = None                   # loaded, or being compiled by another thread
+        else:
+            text = make()                 # under the kernel's lowering lock already
+            made = lambda: text           # noqa: E731
+        self.lowered.append((key, [name], made or make))
         self.needs[digest] = [name]
         return name
 
+    def compile_lowered(self):
+        """Load every shared function the kernel calls (compiling those lowered for it, or
+        waiting for another thread's), before the kernel's own code is added."""
+        from . import engine
+        for key, names, make in self.lowered:
+            engine.load(key, names, self.folder, make, export=True, speed=1)
+
 
 def _module_ir(name: str, fndef: ast.FunctionDef, signature: tuple, namespace: dict,
-               fastmath: bool, wrapper: bool, shared) -> tuple[str, list]:
-    """The LLVM IR of a kernel (and its Python wrapper), and the shared functions it calls;
-    Unsupported if lower.py cannot."""
+               fastmath: bool, wrapper: bool, shared) -> tuple:
+    """The LLVM IR of a kernel (and its Python wrapper), the shared functions it calls, and
+    (a kernel's) the optimization level it needs; Unsupported if lower.py cannot."""
     from llvmlite import ir
 
     from . import engine
@@ -227,7 +252,12 @@ def _module_ir(name: str, fndef: ast.FunctionDef, signature: tuple, namespace: d
         build_adapter(module, kernel, name + "_py", signature, low.errors)
     elif low.errors:
         raise Unsupported("a shared function that raises")
-    return str(module), [(d, n) for d, n in shared.needs.items()]
+    needs = [(d, n) for d, n in shared.needs.items()]
+    if not wrapper:
+        return str(module), needs
+    # A kernel without loops (a BLAS call on views, a few scalars) has nothing for O3's
+    # vectorizer: O1 (the plain matmuls of the RNN scan step: 8-20 -> ? ms of LLVM each).
+    return str(module), needs, 3 if low.loops else 1
 
 
 def _kernel_def(source: str) -> ast.FunctionDef:

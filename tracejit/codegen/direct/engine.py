@@ -114,7 +114,7 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False,
     """The addresses of functions ``names`` of a module, its digest, and whether its machine
     code came from the disk: from this process if it has it, else from ``folder`` if a sound
     copy is there under ``key`` (with the modules it calls, ``needs``), else compiled now from
-    ``make()`` -> (IR text, needs) and written there (None if ``make`` is None). ``needs``: (digest, names) of modules
+    ``make()`` -> (IR text, needs[, speed]) and written there (None if ``make`` is None). ``needs``: (digest, names) of modules
     the code calls by name (shared functions, lower.py), loaded first. ``export``: make the
     names known to LLVM's linker, for modules compiled later that call them. ``speed``: the
     optimization level of a compile (part of ``key`` where it is not 3)."""
@@ -144,6 +144,17 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False,
     return _load_or_make(digest, names, folder, make, export, speed)
 
 
+def present(key: str, names: list, folder: Path | None) -> tuple[str, bool]:
+    """The module's digest, and whether nothing need be lowered for it: this process has it
+    or another thread is compiling it (``load`` with a ``make`` then waits for it), or it is
+    sound on the disk (loaded now)."""
+    digest = hashlib.sha256((target().key + key).encode()).hexdigest()[:32]
+    with _lock:
+        if digest in _loaded or digest in _making:
+            return digest, True
+    return digest, _load_or_make(digest, names, folder, None, True, 3) is not None
+
+
 def _load_or_make(digest: str, names: list, folder: Path | None, make, export: bool,
                   speed: int):
     with _lock:
@@ -157,8 +168,9 @@ def _load_or_make(digest: str, names: list, folder: Path | None, make, export: b
     if entry is None and make is None:
         return None                     # only wanted from the disk
     if entry is None:
-        ir_text, needs = make()         # which loads the modules it needs
-        entry = (needs, _optimized_object(ir_text, speed))
+        made = make()                   # which loads the modules it needs
+        ir_text, needs = made[:2]
+        entry = (needs, _optimized_object(ir_text, made[2] if len(made) > 2 else speed))
         _write(path, *entry)
     return _add(digest, entry[1], names, export), digest, cached
 

@@ -159,6 +159,7 @@ class Statements:
         """A loop's statements: ``continue`` goes to ``next_bb``, ``break`` to ``end_bb``."""
         self.frame.loops.append((next_bb, end_bb))
         self.loop_depth += 1
+        self.loops += 1
         self.statements(body)
         self.loop_depth -= 1
         self.frame.loops.pop()
