@@ -6,6 +6,9 @@ Arrays assigned as attributes are parameters, Modules assigned as attributes are
 would be constants), everything else (sizes, strides, the ``training`` flag) is static
 structure: part of the jit cache key, so it must be hashable. ``grad(loss)(model, ...)``
 returns a Module of the same shape whose parameters are the gradients, as in Equinox.
+One array in two places of a model (tied weights, ``head.weight = emb.weight``) is one
+parameter, as in PyTorch: one leaf of the pytree, so its gradient sums both uses and an
+optimizer step keeps the two places one array.
 """
 from __future__ import annotations
 
@@ -23,8 +26,8 @@ class Module:
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
-        register_pytree_node(cls, _flatten_module, lambda aux, ch: _unflatten_module(cls, aux,
-                                                                                     ch))
+        register_pytree_node(cls, _flatten_module,
+                             lambda aux, ch: _unflatten_module(cls, aux, ch), shares_leaves=True)
 
     def __setattr__(self, name, value):
         if name in ("_parameters", "_modules"):     # the registries themselves (jit's
@@ -78,14 +81,27 @@ class Module:
         raise TypeError(f"{type(self).__name__} must define forward()")
 
     # -- traversal ------------------------------------------------------------------------------
-    def named_parameters(self, prefix: str = ""):
-        for name, p in self.__dict__.get("_parameters", {}).items():
-            yield prefix + name, p
-        for name, m in self.__dict__.get("_modules", {}).items():
-            yield from m.named_parameters(prefix + name + ".")
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        """(name, array) of each parameter, as torch's: a tied parameter (one array in two
+        places, ``head.weight = emb.weight``) once, under its first name, unless
+        ``remove_duplicate=False``."""
+        seen = set() if remove_duplicate else None
+        for name, p in self._named_parameters(prefix, recurse):
+            if seen is not None:
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
+            yield name, p
 
-    def parameters(self):
-        return [p for _, p in self.named_parameters()]
+    def _named_parameters(self, prefix, recurse):
+        yield from ((prefix + name, p) for name, p in self.__dict__.get("_parameters", {}).items())
+        if recurse:
+            for name, m in self.__dict__.get("_modules", {}).items():
+                yield from m._named_parameters(prefix + name + ".", True)
+
+    def parameters(self, recurse: bool = True):
+        return [p for _, p in self.named_parameters(recurse=recurse)]
 
     def children(self):
         return list(self.__dict__.get("_modules", {}).values())
@@ -137,17 +153,17 @@ class Module:
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {k: np.asarray(v) for k, v in self.named_parameters()}
+        return {k: np.asarray(v) for k, v in self.named_parameters(remove_duplicate=False)}
 
     def load_state_dict(self, state: dict) -> "Module":
-        own = dict(self.named_parameters())
+        own = dict(self.named_parameters(remove_duplicate=False))
         missing, unexpected = set(own) - set(state), set(state) - set(own)
         if missing or unexpected:
             raise KeyError(f"load_state_dict: missing {sorted(missing)}, unexpected "
                            f"{sorted(unexpected)}")
         # Check every entry before assigning any, so a failed load leaves the model unchanged.
-        updates = []
-        for key, value in state.items():
+        updates, tied = [], {}
+        for key, value in sorted(state.items(), key=lambda kv: list(own).index(kv[0])):
             *path, name = key.split(".")
             mod = self
             for p in path:
@@ -157,7 +173,11 @@ class Module:
             if value.shape != old.shape:
                 raise ValueError(f"load_state_dict: {key} has shape {value.shape}, the model "
                                  f"expects {old.shape}")
-            updates.append((mod, name, value.astype(old.dtype)))
+            # A tied parameter (one array under two names) stays one array, the value of
+            # its first name, as torch's copy into the one tensor keeps it one.
+            if id(old) not in tied:
+                tied[id(old)] = value.astype(old.dtype)
+            updates.append((mod, name, tied[id(old)]))
         for mod, name, value in updates:
             mod._parameters[name] = value
         return self
@@ -212,7 +232,8 @@ def _unflatten_module(cls, aux, children):
     return m
 
 
-register_pytree_node(Module, _flatten_module, lambda aux, ch: _unflatten_module(Module, aux, ch))
+register_pytree_node(Module, _flatten_module, lambda aux, ch: _unflatten_module(Module, aux, ch),
+                     shares_leaves=True)
 
 
 def _check_module_name(owner, name, module, what):

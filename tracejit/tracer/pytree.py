@@ -11,22 +11,35 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 _NODES: dict[type, tuple[Callable, Callable]] = {}
 # For nodes whose unflatten builds an object of another type (a jitted method's ``self``):
 # wrap(obj) -> the node again, and set_child(node, i, value), which stores child i into the
 # caller's object (how stores into it reach the caller; see container_writes.py).
 _WRAP: dict[type, Callable] = {}
 _SET_CHILD: dict[type, Callable] = {}
+# Registered kinds (nn.Module) whose subtree holds an array once however often it appears in
+# it: PyTorch's tied weights (``head.weight = emb.weight``) are one parameter, one leaf, so
+# their gradient sums both uses and an optimizer step keeps them one array. Its second
+# appearance is a TreeDef("tied", i) naming leaf i of the outermost such node's subtree.
+_SHARES_LEAVES: set[type] = set()
 # Static values (see above); their node is TreeDef("static", (type, value), ()). The type is
 # kept so that values equal across types (an IntEnum member and another's) stay apart.
 STATIC_TYPES = (str, bytes, enum.Enum)
 
 
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
-                         wrap: Callable | None = None, set_child: Callable | None = None
-                         ) -> None:
-    """flatten(obj) -> (children, aux); unflatten(aux, children) -> obj. aux must be hashable."""
+                         wrap: Callable | None = None, set_child: Callable | None = None,
+                         shares_leaves: bool = False) -> None:
+    """flatten(obj) -> (children, aux); unflatten(aux, children) -> obj. aux must be hashable.
+    ``shares_leaves``: an array found twice in the node's subtree (the same object) is one
+    leaf, and unflatten puts the one value in both places."""
     _NODES[cls] = (flatten, unflatten)
+    if shares_leaves:
+        _SHARES_LEAVES.add(cls)
+    else:
+        _SHARES_LEAVES.discard(cls)
     if wrap is not None:
         _WRAP[cls] = wrap
     if set_child is not None:
@@ -35,9 +48,10 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
 
 @dataclass(frozen=True)
 class TreeDef:
-    kind: Any             # "leaf", "none", "static", tuple, list, dict, a namedtuple or
-                          # registered class
-    aux: Any              # dict keys, (type, value) of a static, or a registered class's aux
+    kind: Any             # "leaf", "none", "static", "tied", tuple, list, dict, a namedtuple
+                          # or registered class
+    aux: Any              # dict keys, (type, value) of a static, a registered class's aux,
+                          # or the index of a tied leaf's first appearance (_SHARES_LEAVES)
     children: tuple["TreeDef", ...]
 
     @property
@@ -51,6 +65,8 @@ class TreeDef:
             return "*"
         if self.kind == "none":
             return "None"
+        if self.kind == "tied":
+            return f"=*{self.aux}"
         if self.kind == "static":
             return repr(self.aux[1])
         inner = ", ".join(str(c) for c in self.children)
@@ -109,15 +125,29 @@ def flatten_with_paths(tree, path: str = "") -> tuple[list, list[str], TreeDef]:
     return leaves, paths, treedef
 
 
-def _flatten(obj, leaves, paths, path):
+def _flatten(obj, leaves, paths, path, shared=None):
     node = _children(obj)
     if node is None:
+        if shared is not None and _is_shareable(obj):
+            first, seen = shared
+            i = seen.get(id(obj))
+            if i is not None:
+                return TreeDef("tied", i, ())
+            seen[id(obj)] = len(leaves) - first
         leaves.append(obj)
         paths.append(path)
         return LEAF
     kind, aux, children, keys = node
-    return TreeDef(kind, aux, tuple(_flatten(c, leaves, paths, path + k)
+    if shared is None and kind in _SHARES_LEAVES:
+        shared = (len(leaves), {})
+    return TreeDef(kind, aux, tuple(_flatten(c, leaves, paths, path + k, shared)
                                     for c, k in zip(children, keys)))
+
+
+def _is_shareable(obj) -> bool:
+    """An array (not a Python or NumPy number, which Python may intern)."""
+    from .tracer import Tracer
+    return isinstance(obj, (np.ndarray, Tracer))
 
 
 def unflatten(treedef: TreeDef, leaves) -> Any:
@@ -126,14 +156,21 @@ def unflatten(treedef: TreeDef, leaves) -> Any:
     return out
 
 
-def _unflatten(td: TreeDef, it):
+def _unflatten(td: TreeDef, it, shared=None):
     if td.kind == "leaf":
-        return next(it)
+        leaf = next(it)
+        if shared is not None:
+            shared.append(leaf)
+        return leaf
+    if td.kind == "tied":
+        return shared[td.aux]
     if td.kind == "none":
         return None
     if td.kind == "static":
         return td.aux[1]
-    children = [_unflatten(c, it) for c in td.children]
+    if shared is None and td.kind in _SHARES_LEAVES:
+        shared = []
+    children = [_unflatten(c, it, shared) for c in td.children]
     if td.kind is dict:
         return dict(zip(td.aux, children))
     if td.kind is tuple or td.kind is list:
