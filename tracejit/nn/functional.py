@@ -327,6 +327,13 @@ def _nll_rows(logp, target, weight, ignore_index, reduction, shape, smoothing, n
                          f"({ignore_index})", IndexError)
     zero = _float(logp, 0.0)
     valid = target != ignore_index
+    if isinstance(target, Tracer):
+        # Traced targets are known only when the program runs: the gather below checks them
+        # then (the IndexError of codegen/errors.py, naming this line). It counts negative
+        # indices from the end, as np.take does, where PyTorch rejects them: a negative target
+        # other than ignore_index gets index C, out of range, so it fails too (it gave the
+        # loss of class C + t).
+        target = np.where(target < 0, np.int64(n_classes), target)
     safe = np.where(valid, target, np.int64(0))          # an index in range for ignored rows
     picked = np.take_along_axis(logp, safe.reshape(-1, 1), axis=1).reshape(-1)
     if weight is None:
