@@ -32,53 +32,69 @@ def _with_arg(fn, args, argnum, kwargs=None):
     return f
 
 
-def _each_argnum(transform, fn, argnums):
-    """For a tuple of argnums, a tuple of Jacobians, one per argument, as JAX's."""
-    jacs = [transform(fn, n) for n in argnums]
-    return lambda *args, **kwargs: tuple(j(*args, **kwargs) for j in jacs)
-
-
 def jacrev(fn, argnums=0):
-    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape, or, for
-    an argument that is a pytree of arrays (a dict of parameters), that pytree of Jacobians,
-    as JAX's (a tuple of them for a tuple of argnums)."""
+    """The Jacobian of fn's output w.r.t. args[argnums], as JAX's: for an array output and
+    an array argument, out.shape + arg.shape. fn may return a pytree of arrays (a dict, a
+    tuple) and take a pytree argument (a dict of parameters): the result has the output's
+    structure, and each of its leaves the argument's, holding out_leaf.shape + arg_leaf.shape
+    (for a tuple of argnums, a tuple of those, one per argument, inside each output leaf).
+    One vjp pass per output element, for all the argnums at once."""
     _callable(fn, "jacrev")
-    if not isinstance(argnums, int):
-        return _each_argnum(jacrev, fn, argnums)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jac(*args, **kwargs):
-        _check_float_arg(fn, args, argnums, "jacrev")
-        x = args[argnums]
-        out, pull = vjp(_with_arg(fn, args, argnums, kwargs), x)
-        _array_output("jacrev", out)
-        shape = tuple(np.shape(out))
-        rows = []
-        size = int(np.prod(shape))
-        # (an empty output pulls back one zero cotangent, for the rows' dtypes: its Jacobian
-        # is empty, shape (0, ...) + x.shape, as JAX's)
-        for i in range(max(size, 1)):
-            e = np.zeros(size, np.dtype(out.dtype))
-            if size:
-                e[i] = 1
-            rows.append(flatten(pull(e.reshape(shape))[0])[0])
-        leaves, tree = flatten(x)
-        return unflatten(tree, [np.stack([r[k] for r in rows])[:size].reshape(
-                                    shape + np.shape(leaf))
-                                for k, leaf in enumerate(leaves)])
+        for n in nums:
+            _check_float_arg(fn, args, n, "jacrev")
+        xs = [args[n] for n in nums]
+        out, pull = vjp(_with_args(fn, args, nums, kwargs), *xs)
+        outs, out_tree = flatten(out)
+        for o in outs:
+            _array_output("jacrev", o)
+        zeros = [np.zeros(np.shape(o), np.dtype(o.dtype)) for o in outs]
+        arg_leaves = [flatten(x) for x in xs]        # (leaves, tree) per argnum
+        per_out = []
+        for o, leaf in enumerate(outs):
+            shape = tuple(np.shape(leaf))
+            size = int(np.prod(shape))
+            rows = []                 # rows[i][a][k]: argnum a's leaf k, by element i of o
+            # (an empty output leaf pulls back one zero cotangent, for the rows' dtypes: its
+            # Jacobian is empty, shape (0, ...) + x.shape, as JAX's)
+            for i in range(max(size, 1)):
+                e = np.zeros(size, zeros[o].dtype)
+                if size:
+                    e[i] = 1
+                ct = zeros[:o] + [e.reshape(shape)] + zeros[o + 1:]
+                rows.append([flatten(c)[0] for c in pull(unflatten(out_tree, ct))])
+            jacs = tuple(
+                unflatten(tree, [np.stack([r[a][k] for r in rows])[:size].reshape(
+                                     shape + np.shape(x_leaf))
+                                 for k, x_leaf in enumerate(leaves)])
+                for a, (leaves, tree) in enumerate(arg_leaves))
+            per_out.append(jacs[0] if isinstance(argnums, int) else jacs)
+        return unflatten(out_tree, per_out)
     return jac
 
 
-def jacfwd(fn, argnums=0, _pytree_output=False):
-    """The Jacobian of fn's array output w.r.t. args[argnums]: out.shape + arg.shape (a pytree
-    of them for a pytree argument, a tuple for a tuple of argnums, as jacrev). Under hessian,
-    a pytree output (jacrev's for a pytree argument or a tuple of argnums) gives that pytree,
-    each leaf the Jacobian of that output leaf, with the tuple over argnums innermost, as
-    JAX's (it was refused: hessian of a dict of parameters failed)."""
+def _with_args(fn, args, nums, kwargs):
+    """fn of args[n] for n in nums, the other arguments and the keyword ones fixed."""
+    def f(*xs):
+        a = list(args)
+        for n, x in zip(nums, xs):
+            a[n] = x
+        return fn(*a, **kwargs)
+    return f
+
+
+def jacfwd(fn, argnums=0):
+    """The Jacobian of fn's output w.r.t. args[argnums], as JAX's and with jacrev's
+    structure: fn's output pytree, each leaf holding the argument's pytree of
+    out_leaf.shape + arg_leaf.shape arrays (a tuple of them, the tuple over argnums
+    innermost, for a tuple of argnums). One jvp pass per argument element."""
     _callable(fn, "jacfwd")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jac(*args, **kwargs):
-        per_num = [_jacfwd_leaves(fn, args, kwargs, n, _pytree_output) for n in nums]
+        per_num = [_jacfwd_leaves(fn, args, kwargs, n) for n in nums]
         out_tree = per_num[0][0]
         return unflatten(out_tree, [per_num[0][1][o] if isinstance(argnums, int)
                                     else tuple(j[o] for _, j in per_num)
@@ -86,7 +102,7 @@ def jacfwd(fn, argnums=0, _pytree_output=False):
     return jac
 
 
-def _jacfwd_leaves(fn, args, kwargs, argnum, pytree_output):
+def _jacfwd_leaves(fn, args, kwargs, argnum):
     """(fn's output tree, for each output leaf the pytree of args[argnum] holding the
     Jacobians of that leaf: out_leaf.shape + arg_leaf.shape)."""
     _check_float_arg(fn, args, argnum, "jacfwd")
@@ -109,8 +125,6 @@ def _jacfwd_leaves(fn, args, kwargs, argnum, pytree_output):
                 e[j] = 1
             tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
             y = jvp(f, (x,), (unflatten(tree, tangent),))[1]
-            if not pytree_output:
-                _array_output("jacfwd", y)
             ys, out_tree = flatten(y)
             for y in ys:
                 _array_output("jacfwd", y)
@@ -126,11 +140,12 @@ def hessian(fn, argnums=0):
     """The Hessian of fn's scalar output w.r.t. args[argnums]: jacfwd of jacrev, as JAX's
     (forward over reverse: one Jacobian-vector product per input element of the gradient)."""
     _callable(fn, "hessian")
-    return jacfwd(jacrev(fn, argnums), argnums, _pytree_output=True)
+    return jacfwd(jacrev(fn, argnums), argnums)
 
 
 def _array_output(name: str, out) -> None:
+    """A leaf of fn's output must be an array (the pytree around it may be anything)."""
     if not hasattr(out, "shape") or not hasattr(out, "dtype"):
-        raise call_error(f"tracejit: {name} of a function returning {type(out).__name__}",
-                         "return one array (np.concatenate a tuple of them, or take the "
-                         "Jacobian of each output)")
+        raise call_error(f"tracejit: {name} of a function returning {type(out).__name__} "
+                         "(an output, or a leaf of an output pytree, that is not an array)",
+                         "return arrays, or a pytree (dict, tuple, list) of arrays")
