@@ -97,3 +97,27 @@ def test_jacobians_of_a_pytree_output_have_jaxs_structure_and_values():
         for g, w in zip(got_leaves, want_leaves):
             assert np.shape(g) == np.shape(w)
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+# -- 3. ndarray.take of traced indices -----------------------------------------------------------
+
+def test_the_take_method_of_a_numpy_array_at_traced_indices_says_to_write_np_take():
+    """ndarray.take runs in NumPy's C code, which converts the indices with __array__ and
+    never asks tracejit; ndarray's methods cannot be replaced. The error was the general
+    "Converting a traced value to a NumPy array"; it names the call, the line and the fix,
+    and the fix works."""
+    def f(i):
+        table = np.arange(10.0).reshape(2, 5)
+        return table.take(i, axis=1) * 2
+    with pytest.raises(TypeError) as info:
+        tj.jit(f, backend="numpy")(np.array([1, 2]))
+    msg = str(info.value)
+    assert "table.take(i, axis=1) with a traced argument" in msg
+    assert f"{__file__}:{f.__code__.co_firstlineno + 2}" in msg
+    assert "write np.take(table, i, axis=1) instead" in msg
+
+    def fixed(i):
+        table = np.arange(10.0).reshape(2, 5)
+        return np.take(table, i, axis=1) * 2
+    np.testing.assert_array_equal(tj.jit(fixed, backend="numpy")(np.array([1, 2])),
+                                  f(np.array([1, 2])))

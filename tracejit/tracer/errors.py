@@ -283,6 +283,10 @@ def array_conversion_error() -> TracerError:
                            "traced array does not have)",
                            "use np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)"
                            " for sliding windows")
+    if numpy_fn is None:            # no NumPy frame: a call from C, an ndarray method?
+        method = _numpy_array_method_error()
+        if method is not None:
+            return method
     if numpy_fn is not None and not numpy_fn.startswith("_"):
         return unsupported(f"np.{numpy_fn} of a list or tuple holding traced values (NumPy "
                            "converts the list with np.asarray, which needs concrete values, "
@@ -298,6 +302,57 @@ def array_conversion_error() -> TracerError:
         "(np.array reaches tracejit when called as np.array(...); a name bound before tracing, "
         "as by `from numpy import array`, converts in NumPy itself: call np.array, or pass "
         "like=x.)")
+
+
+def _numpy_array_method_error() -> TracerError | None:
+    """The error for ``table.take(ids)`` (a method of a NumPy array, not a traced one, given
+    traced arguments), if that is the call the user's line is making. NumPy's methods run in
+    C: they convert their arguments with ``__array__`` and never dispatch to tracejit, and
+    ``ndarray``'s methods cannot be replaced (a built-in type), so the call cannot be traced;
+    the same function of ``np`` can (np.take of a NumPy array at traced indices is a traced
+    gather: numpy/patches.py)."""
+    import ast
+
+    import numpy as np
+
+    from .numpy.patches import _callee, call_node
+    frame = sys._getframe(2)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    callee = _callee(frame)
+    receiver = getattr(callee, "__self__", None)
+    name = getattr(callee, "__name__", None)
+    if (not isinstance(receiver, np.ndarray) or not isinstance(name, str)
+            or getattr(type(receiver), name, None) is None):
+        return None
+    call = call_node(frame.f_code, frame.f_lasti)
+    try:
+        arr = ast.unparse(call.func.value)
+        args = [ast.unparse(a) for a in call.args] + [
+            f"{k.arg}={ast.unparse(k.value)}" if k.arg else f"**{ast.unparse(k.value)}"
+            for k in call.keywords]
+    except Exception:                                            # noqa: BLE001
+        arr, args = "arr", ["..."]
+    instead = f"np.{name}({', '.join([arr] + args)})"
+    loc = SourceLocation(frame.f_code.co_filename, frame.f_lineno)
+    what = (f"{arr}.{name}({', '.join(args)}) with a traced argument ({arr} is a NumPy array, "
+            f"not a traced one, and its .{name} method converts its arguments itself, in "
+            "NumPy's C code, without asking tracejit; NumPy's array methods cannot be "
+            "replaced)")
+    if name == "take":
+        index = args[0] if args and "=" not in args[0] else "indices"
+        hint = (f"write {instead} instead: np.take of a NumPy array at traced indices is "
+                f"traced. ({arr}[{index}] works too where {arr} is an argument or a global "
+                "array of the function: it is then traced.)")
+    elif callable(getattr(np, name, None)):
+        hint = (f"write {instead} instead: tracejit traces NumPy's functions of traced "
+                "arguments.")
+    else:
+        hint = (f"pass {arr} as an argument of the function (a traced array has the "
+                "methods tracejit supports).")
+    return ConcretizationTypeError(what, loc, what_to_do=hint)
 
 
 def numpy_error(exc_type: type, what: str, hint: str = "",

@@ -91,6 +91,13 @@ def _callee(frame):
 
 
 def _callee_node(code, lasti: int):
+    call = call_node(code, lasti)
+    return call.func if call is not None else None
+
+
+def call_node(code, lasti: int) -> ast.Call | None:
+    """The call expression that instruction ``lasti`` of ``code`` makes, parsed from the
+    source (None without the source, or for another instruction)."""
     try:
         lineno, end_lineno, col, end_col = list(code.co_positions())[lasti // 2]
         lines = linecache.getlines(code.co_filename)
@@ -102,7 +109,7 @@ def _callee_node(code, lasti: int):
         call = ast.parse(b"".join(span).decode().strip(), mode="eval").body
     except (SyntaxError, ValueError, IndexError, AttributeError, UnicodeDecodeError):
         return None
-    return call.func if isinstance(call, ast.Call) else None
+    return call if isinstance(call, ast.Call) else None
 
 
 def _read(node, frame):
