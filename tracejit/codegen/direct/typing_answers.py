@@ -7,9 +7,12 @@ Two places keep them:
 - shipped with tracejit (``numba_answers.json`` beside this file): every question the direct
   compiler can ask, answered by one Numba version and used only with that version. Made by
   ``python -m tracejit.codegen.direct.numba_typing``; a test asks Numba again and compares.
-- learned, in the kernel cache folder (``numba_typing.json``, checksummed: one that does not
-  check out is ignored and written again): questions the shipped file does not answer, such
-  as every question under another Numba version.
+- learned, in the kernel cache folder (``numba_typing.json``): questions the shipped file does
+  not answer, such as every question under another Numba version. One line per answer, each
+  with its own SHA-256, appended as it is learned (a process learning n answers writes O(n)
+  bytes; rewriting the whole table per answer wrote 8.2 MB for 500 answers, 132 MB for
+  2000). A line that does not check out (torn by a crash mid-append, corrupt, or a file in
+  another format) is never used: the reader rebuilds the file from the lines that do.
 
 Questions and answers are text: ``operator.add(int32,float32)`` -> ``["float64", "float64",
 "float64"]`` (the operand types to convert to, then the result's), ``unify(int8,uint8)`` ->
@@ -17,9 +20,13 @@ Questions and answers are text: ``operator.add(int32,float32)`` -> ``["float64",
 """
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import math
 import operator
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -77,7 +84,11 @@ class Answers:
             if self.path is not None:
                 return
             self.path = path
-            self.table = _read(path)
+            self.table, lines, sound = _read(path)
+            if not sound or lines > 2 * len(self.table) + 64:
+                # a bad line, or many repeated answers (processes learning the same ones at
+                # once): the file again, whole, from the lines that check out
+                _rewrite(path, self.table)
 
     def _answer(self, q):
         if q is None:
@@ -118,8 +129,7 @@ class Answers:
                 return
             self.table[q] = answer
             if self.path is not None:
-                from ..cache_folder import write_sealed
-                write_sealed(self.path, json.dumps(self.table, sort_keys=True).encode())
+                _append(self.path, _line(q, answer), self.table)
 
 
 def _text(t):
@@ -164,16 +174,103 @@ def _valid(table) -> bool:
     return True
 
 
-def _read(path: Path) -> dict:
-    from ..cache_folder import read_sealed
-    data = read_sealed(path)
+# -- the learned file: one sealed line per answer ---------------------------------------------
+def _line(q: str, answer) -> bytes:
+    """``sha256(payload).hex() + payload + newline``, the payload ``[question, answer]`` as
+    JSON (which escapes any newline inside it)."""
+    payload = json.dumps([q, answer], separators=(",", ":")).encode()
+    return hashlib.sha256(payload).hexdigest().encode() + payload + b"\n"
+
+
+def _read(path: Path) -> tuple[dict, int, bool]:
+    """(the answers of the lines that check out, the number of lines, whether every line
+    did): a missing file is sound and empty; a torn last line (no newline: a crash while
+    appending), a line whose checksum or answer does not check out, or a file in another
+    format is not sound, and none of its bad lines is used."""
+    from ..cache_folder import read_regular
+    data = read_regular(path)
+    if data is None:
+        return {}, 0, not os.path.lexists(path)
+    *lines, tail = data.split(b"\n")
+    sound = tail == b""
+    payloads = [line[64:] for line in lines
+                if hashlib.sha256(line[64:]).hexdigest().encode() == line[:64]]
+    sound = sound and len(payloads) == len(lines)
+    try:                                # one parse for all (a parse per line took 2.5x)
+        pairs = json.loads(b"[" + b",".join(payloads) + b"]")
+        if len(pairs) != len(payloads):
+            raise ValueError("a line holds more or less than one answer")
+    except ValueError:
+        pairs = [_parsed(p) for p in payloads]
+    table = {}
+    for pair in pairs:
+        if (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                and _valid({pair[0]: pair[1]})):
+            table[pair[0]] = pair[1]
+        else:
+            sound = False
+    return table, len(lines), sound
+
+
+def _parsed(payload: bytes):
     try:
-        table = json.loads(data) if data is not None else {}
-        if _valid(table):
-            return table
-    except (ValueError, TypeError):
+        return json.loads(payload)
+    except ValueError:
+        return None
+
+
+def _append(path: Path, line: bytes, table: dict):
+    """One line added at the end of the file (made if missing, 0600), in one write: with
+    O_APPEND, the lines that processes learning at once append do not overwrite one another.
+    Anything but a regular file in its place (a symbolic link, a FIFO) is not written
+    through: the file is made again whole (``table``, the answers with this one)."""
+    def write():
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | getattr(os, "O_NONBLOCK", 0), 0o600)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+                raise
+            fd = None
+        if fd is not None:
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.write(fd, line)
+                    return
+            finally:
+                os.close(fd)
+        _replace(path, table)
+    _write(path, write)
+
+
+def _rewrite(path: Path, table: dict):
+    """The file whole, replaced at once (a reader never sees half of it)."""
+    _write(path, lambda: _replace(path, table))
+
+
+def _replace(path: Path, table: dict):
+    from ..cache_folder import atomic_write
+    atomic_write(path, b"".join(_line(q, a) for q, a in table.items()))
+
+
+def _write(path: Path, write):
+    """``write()`` as ``cache_folder.write_sealed`` writes its files: in a cache folder by the
+    folder's policy (nothing is written to a read-only one, a full disk is told once, its
+    ``direct`` folder is made 0700 if missing); elsewhere an unwritable place only costs
+    asking Numba again."""
+    from .. import cache_folder
+    folder = cache_folder._owner(path)       # (write_sealed's own way to find it)
+    if folder is not None:
+        def made_and_written():
+            cache_folder._mkdir_or_raise(path.parent)
+            write()
+        folder.attempt(made_and_written)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write()
+    except OSError:
         pass
-    return {}                          # missing, torn or corrupt: asked of Numba again
 
 
 def _read_shipped(path: Path) -> dict:
