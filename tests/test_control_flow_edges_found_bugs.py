@@ -86,3 +86,26 @@ def test_scan_body_returning_a_list_pair_works_under_jit_as_eagerly_and_in_jax()
     assert c == 3.0
     np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])
     np.testing.assert_array_equal(f(x)[1], ys)
+
+
+def test_eager_scan_of_length_zero_gives_ys_the_dtype_the_carry_settles_to_as_jit():
+    """A length-0 eager scan traced f once on the Python 0 initial carry, so its ys were int64
+    where jit (which settles the weak carry to the body's float32 first) gives float32."""
+    x = np.zeros(0, np.float32)
+
+    def f(x):
+        return tj.scan(lambda c, xi: (c + xi, (c, xi)), 0, x)
+    eager, jitted = f(x)[1], ijit(f)(x)[1]
+    assert [y.dtype for y in eager] == [y.dtype for y in jitted] == [np.float32] * 2
+    assert [y.shape for y in eager] == [(0,), (0,)]
+
+
+def test_scan_with_a_negative_length_is_a_clear_error_eagerly_and_under_jit():
+    """length=-1 raised an IndexError inside tracejit eagerly and an IR type error under jit;
+    both now name the length and the user's line."""
+    def f(c):
+        return tj.scan(lambda c, _: (c, c), c, None, length=-1)
+    for run in (f, ijit(f)):
+        with pytest.raises(ControlFlowTypeError, match=r"length=-1 is negative at .*"
+                           r"test_control_flow_edges_found_bugs.py"):
+            run(1.0)

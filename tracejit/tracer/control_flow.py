@@ -403,6 +403,8 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0):
                      f"{sorted(lengths)}" if lengths else "scan: no xs and no length",
                      "pass xs whose leading axes agree, or length= when xs is None")
     (n,) = lengths
+    if n < 0:
+        raise _error(f"scan: length={n} is negative", "pass a length >= 0")
     tr = current_trace()
     if tr is None:
         return _scan_eagerly(f, init, x_leaves, x_tree, n, reverse)
@@ -500,13 +502,13 @@ def _stacked_dtype(values: list):
 
 def _empty_ys(f, init, x_leaves, x_tree):
     """The ys of a scan of length 0 run eagerly: f never runs, so its ys' structure and types
-    come from a trace of it, as under jit (arrays of leading axis 0, not None)."""
-    slices = [np.zeros(np.shape(x)[1:], np.asarray(x).dtype) for x in x_leaves]
-    m = len(flatten(init)[0])
-    def body(c, xs):
-        return _pair(f(c, unflatten(x_tree, list(xs))))
-    traced = trace(body, (init, slices), {}, "scan_body", context="in a body of scan")
-    y_tree = _split_pair_tree(traced.out_tree)[1]
-    ys = [np.empty((0,) + tuple(t.shape), t.dtype.np)
-          for t in traced.function.result_types[m:traced.n_results]]
-    return unflatten(y_tree, ys)
+    come from a trace of the scan, as under jit (arrays of leading axis 0, not None, and of
+    the dtypes the carries settle to: a Python 0 initial carry that f adds float32 xs to
+    gives float32 ys)."""
+    def whole(init, xs):
+        return _scan(f, init, unflatten(x_tree, list(xs)), 0, False)[1]
+    traced = trace(whole, (init, [np.asarray(x) for x in x_leaves]), {}, "scan",
+                   context="in a body of scan")
+    ys = [np.empty(tuple(t.shape), t.dtype.np)
+          for t in traced.function.result_types[:traced.n_results]]
+    return unflatten(traced.out_tree, ys)
