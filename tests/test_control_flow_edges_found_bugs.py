@@ -109,3 +109,20 @@ def test_scan_with_a_negative_length_is_a_clear_error_eagerly_and_under_jit():
         with pytest.raises(ControlFlowTypeError, match=r"length=-1 is negative at .*"
                            r"test_control_flow_edges_found_bugs.py"):
             run(1.0)
+
+
+def test_scan_and_fori_loop_accept_jaxs_unroll_argument():
+    """scan(..., unroll=2) and fori_loop(..., unroll=2), as JAX code passes them, were a
+    TypeError; unroll changes no result, so it is accepted (and a bad one refused)."""
+    x = np.arange(3.0)
+
+    def f(x):
+        c, ys = tj.scan(lambda c, xi: (c + xi, c), 0.0, x, unroll=2)
+        return c, ys, tj.fori_loop(0, 3, lambda i, c: c * 2, x, unroll=True)
+    for run in (f, ijit(f)):
+        c, ys, v = run(x)
+        assert c == 3.0
+        np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])
+        np.testing.assert_array_equal(v, x * 8)
+    with pytest.raises(ControlFlowTypeError, match="unroll must be a positive int"):
+        tj.scan(lambda c, xi: (c, c), 0.0, x, unroll=0)

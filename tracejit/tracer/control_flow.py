@@ -343,9 +343,12 @@ def _truthy(fn: Function) -> Function:
     return Function(fn.name, fn.params, fn.ops + [zero, ne], [ne.result])
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``. Static bounds make a scan
-    (reverse-mode differentiable); traced bounds a while_loop (forward mode only)."""
+    (reverse-mode differentiable); traced bounds a while_loop (forward mode only).
+    ``unroll``: accepted as in jax.lax (a hint there), and ignored: the compiled loop is a
+    native loop whose trip count the kernels read at run time."""
+    _check_unroll(unroll)
     body_fun = _called_as(body_fun, "fori_loop calls body_fun(i, val)",
                           "define body_fun(i, val) returning the new val (i is the loop index; "
                           "val has init_val's structure)")
@@ -379,9 +382,20 @@ def fori_loop(lower, upper, body_fun, init_val):
     return _while_loop(cond_fun, body, (lo, init_val), "fori_loop", 1)[1]
 
 
-def scan(f, init, xs=None, length=None, reverse=False):
+def _check_unroll(unroll):
+    """jax.lax's ``unroll`` (an int >= 1, a bool, or None): code written for JAX passes it."""
+    if unroll is None or isinstance(unroll, (bool, np.bool_)):
+        return
+    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise _error(f"unroll must be a positive int or a bool, got {unroll!r}",
+                     "pass unroll=1 (or leave it out: tracejit compiles the loop as a loop)")
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """``carry, y = f(carry, x)`` over the leading axis of ``xs`` (a pytree); returns the last
-    carry and the ``y`` stacked, ``ys[i]`` from ``xs[i]`` (also when ``reverse``)."""
+    carry and the ``y`` stacked, ``ys[i]`` from ``xs[i]`` (also when ``reverse``).
+    ``unroll``: accepted as in jax.lax, where it changes no result, and ignored."""
+    _check_unroll(unroll)
     f = _called_as(f, "scan calls f(carry, x)",
                    "define f(carry, x) returning (new_carry, y), x being one row of xs "
                    "(None when xs is None)")
