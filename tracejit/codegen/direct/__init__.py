@@ -256,7 +256,7 @@ def _module_ir(name: str, fndef: ast.FunctionDef, signature: tuple, namespace: d
     if not wrapper:
         return str(module), needs
     # A kernel without loops (a BLAS call on views, a few scalars) has nothing for O3's
-    # vectorizer: O1 (the plain matmuls of the RNN scan step: 8-20 -> ? ms of LLVM each).
+    # vectorizer: O1 (a plain matmul kernel of the RNN scan step: 17.5 -> 14.4 ms of LLVM).
     return str(module), needs, 3 if low.loops else 1
 
 

@@ -249,8 +249,10 @@ class _Grouper:
         v = op.result
         users = self.users.get(v, [])
         groups = {id(self.group_of.get(u)): self.group_of.get(u) for u in users}
-        if len(groups) != 1 or None in groups.values():
+        if not groups or None in groups.values():
             return None
+        if len(groups) > 1:
+            return self.join_first_user(op, list(groups.values()))
         (g,) = groups.values()
         if g.kind not in ("loop", "matmul"):
             return None
@@ -298,6 +300,27 @@ class _Grouper:
         g.ops.remove(op)
         del self.group_of[op]
         g.kind, g.space, g.axes, g.head = saved
+        return None
+
+    def join_first_user(self, op: Op, groups: list) -> FusionGroup | None:
+        """An elementwise or layout op whose users are in several groups joins the one that
+        runs first, if it is a loop group, and is written out there for the others: a
+        kernel less (``exp(z)`` computed in the kernel summing it, for softmax's backward to
+        read; the RNN step's ``y - t`` in the kernel of its squared sum)."""
+        if op.opdef.category not in LOOP_CATEGORIES or op.result.shape == ():
+            return None
+        first = min(groups, key=self.last_pos)
+        if first.kind != "loop" or any(
+                self.last_pos(g) <= self.last_pos(first) for g in groups if g is not first):
+            return None
+        if op.opdef.category == "layout" and op.opdef is ops.reshape and regroups(op):
+            return None
+        first.ops.append(op)
+        self.group_of[op] = first
+        if self.check(first, op):
+            return first
+        first.ops.remove(op)
+        del self.group_of[op]
         return None
 
     def start(self, op: Op) -> FusionGroup:
