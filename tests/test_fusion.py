@@ -221,3 +221,21 @@ def test_an_input_read_at_several_shifts_still_fuses_into_one_stencil_kernel():
     def stencil(x):
         return 4.0 * x[1:-1] - x[:-2] - x[2:]
     assert _kinds(_fusion(stencil, np.arange(10.0))) == [("loop", 0)]
+
+
+def test_a_value_read_by_two_kernels_is_computed_in_the_first_and_written_out():
+    """``d = y - t`` feeds a squared sum and a scaled copy (an RNN's loss and its gradient):
+    two kernels, ``d`` computed in the first and read by the second, not a third kernel
+    that only materializes it."""
+    def f(y, t):
+        d = y - t
+        return (d * d).sum(), d * 0.5
+    fusion = _fusion(f, np.ones((4, 8), f32), np.ones((4, 8), f32))
+    assert _kinds(fusion) == [("loop", 1), ("loop", 0)]
+    first = fusion.groups[0]
+    assert "sub" in {op.name for op in first.ops}
+    assert any(v.op.name == "sub" for v in first.outputs)
+    x = np.arange(32, dtype=f32).reshape(4, 8)
+    total, half = tracejit.jit(f, tiered=False)(x, x[::-1].copy())
+    d = x - x[::-1]
+    assert np.isclose(total, (d * d).sum()) and np.array_equal(half, d * np.float32(0.5))

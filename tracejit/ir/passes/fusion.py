@@ -1,7 +1,9 @@
 """Fusion grouping: which ops run together in one kernel.
 
 Ops are visited from last to first; an op joins the group of its users when all its users are
-in one group and the group stays legal, otherwise it starts a group. A ``loop`` group is one
+in one group and the group stays legal, otherwise it starts a group. An elementwise or layout
+op whose users are in several groups joins the one that runs first, if that is a loop group,
+and is written out there for the others (multi-output fusion: a kernel less). A ``loop`` group is one
 loop nest over a space F (a shape) with reductions over axes A of F: elementwise ops and
 layout ops (folded into index arithmetic) at any shape, reductions over A, and the ops that use
 their results at the outer index (F without A). A ``matmul`` group is a BLAS call followed by
