@@ -7,11 +7,13 @@ arguments; values it closes over are captured by the body's trace (trace_state.p
 explicit operands of the op (the ``consts`` of a loop). So a loop of 100 steps is one body in
 the IR, compiled as a real loop, and its trace costs one step's.
 
-An operation in a body whose operands are all captured values (``y.sum()`` of a closed-over
-``y``) is recorded in the trace that owns them, outside the op, as every traced operation goes
-to the innermost trace of its operands: it runs once, before the loop or the branch, and the
-body captures its result. The values are the same; the difference from JAX is that such an
-operation runs even when its branch is not taken.
+An operation in a loop body whose operands are all captured values (``y.sum()`` of a
+closed-over ``y``) is recorded in the trace that owns them, outside the op, as every traced
+operation goes to the innermost trace of its operands: it runs once, before the loop, and the
+body captures its result. A ``cond``/``switch`` branch keeps such operations itself
+(``Trace.holds_ops``, trace_state.recording): run before the op, they ran when their branch was
+not taken too, and their derivative there made gradients NaN (``cond(y > 0, lambda:
+np.log(y), ...)`` at ``y = 0``: a zero cotangent times ``1 / y``), where JAX's are finite.
 
 Outside any trace they run eagerly on NumPy with the same results: a Python ``if``, ``while``
 or ``for``. ``cond`` and ``switch`` with a concrete predicate run only the chosen branch under
@@ -198,8 +200,16 @@ def _switch(index: Tracer, branches, operands, what: str):
     index = lift(index, tr)
     leaves, tree = flatten(operands)
     args = [lift(x, tr) for x in leaves]
-    bodies = [_Body(lambda *a, f=f: f(*unflatten(tree, list(a))), tuple(args),
-                    f"{what}_branch{k}") for k, f in enumerate(branches)]
+    def branch(f):
+        def run(*a):
+            # ops of closed-over values stay in the branch (trace_state.recording): run
+            # before the cond, they ran when the branch was not taken too, and a derivative
+            # there (1/y of a log(y) whose branch needs y > 0) made a NaN gradient
+            current_trace().holds_ops = True
+            return f(*unflatten(tree, list(a)))
+        return run
+    bodies = [_Body(branch(f), tuple(args), f"{what}_branch{k}")
+              for k, f in enumerate(branches)]
     names = (["false_fun", "true_fun"] if what == "cond"
              else [f"branches[{k}]" for k in range(len(branches))])
     first = bodies[0]

@@ -48,6 +48,10 @@ class Trace:
         # A top-level trace's ExternalArrays: the arrays read from outside the function that
         # become its parameters (external_arrays.py), or None
         self.external = None
+        # Whether ops of an enclosing trace's values made while this trace is active are
+        # recorded here (captured), not in their own trace: a cond branch, whose ops must not
+        # run outside it (recording())
+        self.holds_ops = False
 
     def __enter__(self) -> "Trace":
         self.level = len(_stack.traces)
@@ -80,6 +84,20 @@ class Trace:
 
 def current_trace() -> Trace | None:
     return _stack.traces[-1] if _stack.traces else None
+
+
+def recording(trace: Trace) -> Trace:
+    """The trace an op of ``trace``'s values goes to: ``trace`` itself, or the innermost active
+    trace deeper than it that holds its ops (a cond branch, control_flow.py), which captures
+    them. Otherwise ``np.log(y)`` of a closed-over ``y`` in ``cond(y > 0, lambda: np.log(y),
+    ...)`` ran outside the cond, also when its branch was not taken, and its derivative there
+    (a zero cotangent times 1/y) made a gradient NaN at y = 0."""
+    for t in reversed(_stack.traces):
+        if t.level <= trace.level:
+            break
+        if t.holds_ops:
+            return t
+    return trace
 
 
 def outside_array(array):

@@ -15,7 +15,7 @@ from ...ir import dtypes, ops
 from ...ir.dtypes import DType
 from ..arguments import has_own_semantics, subclass_hint, subclass_semantics
 from ..errors import numpy_error, user_location
-from ..trace_state import Trace, check_alive, current_trace, outside_array
+from ..trace_state import Trace, check_alive, current_trace, outside_array, recording
 from ..tracer import Tracer
 from ..views import LAYOUT_VIEWS, link
 from .rules import (abstract, broadcast_shapes, constant_dtype, dt, has_tracer, normalize_axis,
@@ -34,10 +34,13 @@ def trace_of(*xs) -> Trace:
         best = current_trace()
         if best is None:
             raise RuntimeError("no trace is active")
-    return best
+    return recording(best)
 
 
 def emit(trace: Trace, opdef, operands, weak=False, **attrs) -> Tracer:
+    held = recording(trace)             # a cond branch records ops of outer values itself
+    if held is not trace:
+        trace, operands = held, [lift(x, held) for x in operands]
     op = trace.emit(opdef, [x._value for x in operands], **attrs)
     result = Tracer(op.result, trace, weak)
     if opdef in LAYOUT_VIEWS:
@@ -87,7 +90,7 @@ def _short(value) -> str:
 
 def lift(x, trace: Trace | None = None) -> Tracer:
     """x as a Tracer of ``trace``: captures outer tracers, makes constants of everything else."""
-    trace = trace or trace_of(x)
+    trace = recording(trace) if trace else trace_of(x)
     if isinstance(x, Tracer):
         check_alive(x)
         if x._trace is trace:
