@@ -86,3 +86,32 @@ def test_tied_module_weights_are_one_parameter_with_the_summed_gradient():
     logits = (torch.tanh(e[torch.tensor(ids)] @ w.T + b) @ e.T).reshape(-1, 5)
     torch.nn.functional.cross_entropy(logits, torch.tensor(y).reshape(-1)).backward()
     np.testing.assert_allclose(g.emb, e.grad.numpy(), rtol=1e-6, atol=1e-8)
+
+
+class _Biases(nn.Module):
+    def __init__(self):
+        self.a, self.b, self.c = np.ones(3), np.full(3, 2.0), np.full(3, 3.0)
+
+    def forward(self, x):
+        return np.sum(x * self.a + self.b + self.c)
+
+
+def test_equal_gradients_of_untied_parameters_stay_separate_leaves():
+    """grad of ``x * a + b + c`` gives b and c one cotangent object; the Module of gradients
+    still has one leaf per parameter (taken as tied, it had fewer, and the optimizer refused
+    it), eagerly, from jit, and inside a jitted training step."""
+    m, x = _Biases(), np.arange(3.0)
+    opt = optim.SGD(lr=0.5)
+    state = opt.init(m)
+    loss = lambda m, x: m(x)
+
+    @tj.jit
+    def step(m, state, x):
+        return opt.update(tj.grad(loss)(m, x), state, m)[0]
+
+    for g in (tj.grad(loss)(m, x), tj.jit(tj.grad(loss))(m, x)):
+        assert g.b is not g.c and len(g.parameters()) == 3
+        np.testing.assert_array_equal(opt.update(g, state, m)[0].c, [2.5] * 3)
+    new = step(m, state, x)
+    np.testing.assert_array_equal(new.a, 1 - 0.5 * x)
+    np.testing.assert_array_equal(new.c, [2.5] * 3)

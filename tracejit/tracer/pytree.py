@@ -160,16 +160,24 @@ def _unflatten(td: TreeDef, it, shared=None):
     if td.kind == "leaf":
         leaf = next(it)
         if shared is not None:
-            shared.append(leaf)
+            made, ids = shared
+            if _is_shareable(leaf):
+                # One array given for two leaves that are not tied (grad's cotangent of
+                # ``a + b``, the same for a and b) becomes two: tied, they would flatten to
+                # fewer leaves than the structure has.
+                if id(leaf) in ids:
+                    leaf = leaf.copy()
+                ids.add(id(leaf))
+            made.append(leaf)
         return leaf
     if td.kind == "tied":
-        return shared[td.aux]
+        return shared[0][td.aux]
     if td.kind == "none":
         return None
     if td.kind == "static":
         return td.aux[1]
     if shared is None and td.kind in _SHARES_LEAVES:
-        shared = []
+        shared = ([], set())
     children = [_unflatten(c, it, shared) for c in td.children]
     if td.kind is dict:
         return dict(zip(td.aux, children))
