@@ -144,10 +144,16 @@ def _flatten(obj, leaves, paths, path, shared=None):
                                     for c, k in zip(children, keys)))
 
 
+_ARRAY_TYPES: tuple = ()
+
+
 def _is_shareable(obj) -> bool:
     """An array (not a Python or NumPy number, which Python may intern)."""
-    from .tracer import Tracer
-    return isinstance(obj, (np.ndarray, Tracer))
+    global _ARRAY_TYPES
+    if not _ARRAY_TYPES:
+        from .tracer import Tracer     # (imported late: tracer.py sits above this module)
+        _ARRAY_TYPES = (np.ndarray, Tracer)
+    return isinstance(obj, _ARRAY_TYPES)
 
 
 def unflatten(treedef: TreeDef, leaves) -> Any:
