@@ -315,13 +315,13 @@ def _numpy_array_method_error() -> TracerError | None:
 
     import numpy as np
 
-    from .numpy.patches import _callee, call_node
+    from .call_site import call_node, callee as called
     frame = sys._getframe(2)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return None
-    callee = _callee(frame)
+    callee = called(frame)
     receiver = getattr(callee, "__self__", None)
     name = getattr(callee, "__name__", None)
     if (not isinstance(receiver, np.ndarray) or not isinstance(name, str)

@@ -26,7 +26,7 @@ Only the user's own calls are redirected: NumPy's, SciPy's and tracejit's own co
 a trace. Compiled code called from the user's line has no Python frame of its own: NumPy's
 random draws (``np.random.randn(3)``, ``rng.normal(size=3)``) call ``np.empty`` from C and
 write into the result, so a traced array there crashed the process. A wrapper therefore asks
-what the user's line is calling (``_callee``): a call made by anything but the wrapper itself
+what the user's line is calling (``call_site.callee``): a call made by anything but the wrapper itself
 gets NumPy's function, and a random draw is refused, since its numbers would be fixed at trace
 time and every call would reuse them. The wrappers are module attributes for the duration of the outermost trace in the
 process (a count, under a lock, since traces run on many threads); a name bound before
@@ -35,15 +35,14 @@ library's own function.
 """
 from __future__ import annotations
 
-import ast
 import functools
-import linecache
 import sys
 import threading
 from contextlib import contextmanager
 
 import numpy as np
 
+from .. import call_site
 from ..errors import is_user_file, unsupported
 from ..trace_state import current_trace
 from ..tracer import LEN_CALLER_CHECKS, Tracer
@@ -69,69 +68,14 @@ def _from_user() -> bool:
     return is_user_file(sys._getframe(2).f_code.co_filename)
 
 
-_UNKNOWN = object()
-_CALLEES: dict = {}      # (code, instruction offset) -> the callee's AST node, or None
-
-
-def _callee(frame):
-    """What ``frame``'s current call instruction calls, when its callee is a name or an
-    attribute chain (``np.zeros``, ``np.random.randn``, ``rng.normal``), read again in the
-    frame; the name it ends with, as a str, for other callees (``make()().zeros``,
-    ``fns[0]``: nothing is called to find out); ``_UNKNOWN`` without the source."""
-    key = (frame.f_code, frame.f_lasti)
-    if key not in _CALLEES:
-        _CALLEES[key] = _callee_node(frame.f_code, frame.f_lasti)
-    node = _CALLEES[key]
-    if node is None:
-        return _UNKNOWN
-    try:
-        return _read(node, frame)
-    except Exception:                                            # noqa: BLE001
-        return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
-
-
-def _callee_node(code, lasti: int):
-    call = call_node(code, lasti)
-    return call.func if call is not None else None
-
-
-def call_node(code, lasti: int) -> ast.Call | None:
-    """The call expression that instruction ``lasti`` of ``code`` makes, parsed from the
-    source (None without the source, or for another instruction)."""
-    try:
-        lineno, end_lineno, col, end_col = list(code.co_positions())[lasti // 2]
-        lines = linecache.getlines(code.co_filename)
-        if None in (lineno, end_lineno, col, end_col) or end_lineno > len(lines):
-            return None
-        span = [line.encode() for line in lines[lineno - 1:end_lineno]]
-        span[-1] = span[-1][:end_col]
-        span[0] = span[0][col:]
-        call = ast.parse(b"".join(span).decode().strip(), mode="eval").body
-    except (SyntaxError, ValueError, IndexError, AttributeError, UnicodeDecodeError):
-        return None
-    return call if isinstance(call, ast.Call) else None
-
-
-def _read(node, frame):
-    """A name or an attribute chain's value in ``frame`` (anything else: ValueError)."""
-    if isinstance(node, ast.Attribute):
-        return getattr(_read(node.value, frame), node.attr)
-    if not isinstance(node, ast.Name):
-        raise ValueError("not a name")
-    for scope in (frame.f_locals, frame.f_globals, frame.f_builtins):
-        if node.id in scope:
-            return scope[node.id]
-    raise NameError(node.id)
-
-
 def _called_by_user(wrapper) -> bool:
     """Whether the wrapper's caller is the user's own call of it (not compiled code that the
     user's line called); refuses a random draw (module docstring)."""
     frame = sys._getframe(2)
     if not is_user_file(frame.f_code.co_filename):
         return False
-    callee = _callee(frame)
-    if callee is _UNKNOWN or callee is wrapper:
+    callee = call_site.callee(frame)
+    if callee is call_site.UNKNOWN or callee is wrapper:
         return True
     if isinstance(callee, str):
         return callee == wrapper.__name__
@@ -155,8 +99,8 @@ def refuse_random_caller(frame):
     caller is the user's line: refused as a draw, or its permutation would be fixed while
     tracing (NumPy only warns that a Tracer is not a Sequence)."""
     if is_user_file(frame.f_code.co_filename):
-        callee = _callee(frame)
-        if callee is not _UNKNOWN and not isinstance(callee, str):
+        callee = call_site.callee(frame)
+        if callee is not call_site.UNKNOWN and not isinstance(callee, str):
             _refuse_draw(callee)
 
 
