@@ -152,7 +152,8 @@ def _compile(source: str, signature: tuple, namespace: dict, folder, version: st
             made = _module_ir(name, fndef, signature, namespace, _fastmath(fndef), True,
                               shared)
         shared.compile_lowered()         # LLVM outside the lock: another thread lowers
-        return made
+        # the kernel's own LLVM runs before it waits for another thread's shared function
+        return made + (shared.await_others,)
     loaded = engine.load(key, [name, name + "_py"], folder, make if compile else None)
     if loaded is None:
         return None
@@ -172,6 +173,7 @@ def inspect_llvm(source: str, signature: tuple, namespace: dict) -> str:
         text, _, speed = _module_ir("tracejit_inspect", fndef, tuple(signature), namespace,
                                     _fastmath(fndef), True, shared)
     shared.compile_lowered()
+    shared.await_others()
     mod, _ = engine.optimized(text, speed)
     return str(mod)
 
@@ -189,7 +191,8 @@ class _SharedFunctions:
     def __init__(self, folder, version: str):
         self.folder, self.version = folder, version
         self.needs: dict = {}            # digest -> names: what the kernel's code calls
-        self.lowered: list = []          # (key, names, make) to load, in the order needed
+        self.lowered: list = []          # (key, names, make) lowered here, in the order needed
+        self.awaited: list = []          # (key, names, make) another thread is compiling
 
     def __call__(self, py_func, signature: tuple, fastmath: bool) -> str:
         from . import engine
@@ -209,20 +212,27 @@ class _SharedFunctions:
             with _lowering, global_compiler_lock:
                 return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
         digest, present = engine.present(key, [name], self.folder)
-        if present:
-            made = None                   # loaded, or being compiled by another thread
+        if present:                       # loaded, or being compiled by another thread
+            self.awaited.append((key, [name], make))
         else:
             text = make()                 # under the kernel's lowering lock already
-            made = lambda: text           # noqa: E731
-        self.lowered.append((key, [name], made or make))
+            self.lowered.append((key, [name], lambda: text))
         self.needs[digest] = [name]
         return name
 
     def compile_lowered(self):
-        """Load every shared function the kernel calls (compiling those lowered for it, or
-        waiting for another thread's), before the kernel's own code is added."""
+        """Compile the shared functions lowered for this kernel (other kernels may wait for
+        them: before the kernel's own LLVM)."""
+        self._load(self.lowered)
+
+    def await_others(self):
+        """Wait for the shared functions another thread compiles (after the kernel's own
+        LLVM, before its code is added)."""
+        self._load(self.awaited)
+
+    def _load(self, modules: list):
         from . import engine
-        for key, names, make in self.lowered:
+        for key, names, make in modules:
             engine.load(key, names, self.folder, make, export=True, speed=1)
 
 

@@ -114,8 +114,9 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False,
     """The addresses of functions ``names`` of a module, its digest, and whether its machine
     code came from the disk: from this process if it has it, else from ``folder`` if a sound
     copy is there under ``key`` (with the modules it calls, ``needs``), else compiled now from
-    ``make()`` -> (IR text, needs[, speed]) and written there (None if ``make`` is None). ``needs``: (digest, names) of modules
-    the code calls by name (shared functions, lower.py), loaded first. ``export``: make the
+    ``make()`` -> (IR text, needs[, speed[, load_needs]]) and written there (None if ``make``
+    is None). ``needs``: (digest, names) of modules the code calls by name (shared functions,
+    lower.py), loaded first (by ``load_needs()`` if given). ``export``: make the
     names known to LLVM's linker, for modules compiled later that call them. ``speed``: the
     optimization level of a compile (part of ``key`` where it is not 3)."""
     t = target()
@@ -168,9 +169,11 @@ def _load_or_make(digest: str, names: list, folder: Path | None, make, export: b
     if entry is None and make is None:
         return None                     # only wanted from the disk
     if entry is None:
-        made = make()                   # which loads the modules it needs
+        made = make()
         ir_text, needs = made[:2]
         entry = (needs, _optimized_object(ir_text, made[2] if len(made) > 2 else speed))
+        if len(made) > 3:
+            made[3]()                   # loads the modules it needs
         _write(path, *entry)
     return _add(digest, entry[1], names, export), digest, cached
 
