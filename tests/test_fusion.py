@@ -239,3 +239,20 @@ def test_a_value_read_by_two_kernels_is_computed_in_the_first_and_written_out():
     total, half = tracejit.jit(f, tiered=False)(x, x[::-1].copy())
     d = x - x[::-1]
     assert np.isclose(total, (d * d).sum()) and np.array_equal(half, d * np.float32(0.5))
+
+
+def test_a_value_summed_and_written_out_is_computed_once_per_element():
+    """``e = exp(z)`` summed by the kernel and kept for the backward pass: the reduction's
+    pass over the elements stores it, and no later pass computes it again (exp twice per
+    element, and a third copy of the loop for LLVM to build)."""
+    def f(z):
+        e = np.exp(z)
+        return e, e.sum(axis=1)
+    z = np.linspace(-2, 2, 24, dtype=f32).reshape(4, 6)
+    jitted = tracejit.jit(f, tiered=False)
+    source = jitted.lower(z).source
+    body = source[source.index("def kernel"):]
+    # the float32 sum's two loops (the partial block and the full blocks) and no third
+    assert body.count("exp32(") == 2
+    e, s = jitted(z)
+    assert np.allclose(e, np.exp(z)) and np.allclose(s, np.exp(z).sum(axis=1), rtol=1e-6)

@@ -111,6 +111,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.min_block = 1
         self.flat = {} if _is_flat(group, self.defined) else None   # value -> its 1-D view
         self.half = half_accurate(group)
+        self.passing_stores: list = []   # (value, output) the reduction pass being made stores
 
     # -- names ---------------------------------------------------------------------------
     @staticmethod
@@ -265,12 +266,18 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
             body = self.column_body(levels[0], stored, onames)
             params = self.params(outs, onames)
             return self.spec(params, self.prologue + body, outs)
-        self.scratch = self.scratch_outputs(levels, [v for v in stored if v.shape == g.space],
-                                            onames) if g.axes else {}
+        full_outs = [v for v in stored if v.shape == g.space] if g.axes else []
+        # full-size outputs that need no reduction's result are stored by the first pass,
+        # which visits every element once: no output pass computes them again (exp(z) that
+        # softmax's sum reads and its backward keeps)
+        self.passing_stores = [(v, onames[v]) for v in full_outs
+                               if levels and not self.reads_reduction(v)]
+        full_outs = [v for v in full_outs if (v, onames[v]) not in self.passing_stores]
+        self.scratch = self.scratch_outputs(levels, full_outs, onames) if g.axes else {}
         for reds in levels:
             self.reduction_pass(reds)
+            self.passing_stores = []
         if g.axes:
-            full_outs = [v for v in stored if v.shape == g.space]
             if full_outs:
                 self.block = _Block(True)
                 for w, o in self.scratch.items():
@@ -280,7 +287,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
                 self.outer.lines.extend(self.inner_loops(self.block.lines + stores, ""))
             self.block = self.outer
             self.outer.lines.extend(self.store(v, self.outer_idx, onames[v])
-                                    for v in stored if v not in full_outs)
+                                    for v in stored if v.shape != g.space)
         else:
             stores = [self.store(v, self.full, onames[v]) for v in stored]
             self.outer.lines.extend(stores)

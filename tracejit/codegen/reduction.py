@@ -260,7 +260,23 @@ class Reductions:
                 self.block.lines.append(f"{acc}_b = radd({acc}_b, {v})")
             else:
                 self.block.lines.append(f"{acc} = {accumulator(op).combine(x.dtype, acc, v)}")
+        for v, o in self.passing_stores:
+            self.block.lines.append(self.store(v, self.full, o))
         return self.block.lines
+
+    def reads_reduction(self, v) -> bool:
+        """Whether computing ``v`` in this group needs a reduction's result."""
+        seen, stack = set(), [v]
+        while stack:
+            u = stack.pop()
+            op = self.defined.get(u)
+            if u in seen or op is None:
+                continue
+            if is_reduction(op):
+                return True
+            seen.add(u)
+            stack.extend(op.operands)
+        return False
 
     def scratch_outputs(self, levels, full_outs, onames) -> dict:
         """Values worth keeping between the last reduction pass and the output pass (softmax's
