@@ -256,3 +256,17 @@ def test_a_value_summed_and_written_out_is_computed_once_per_element():
     assert body.count("exp32(") == 2
     e, s = jitted(z)
     assert np.allclose(e, np.exp(z)) and np.allclose(s, np.exp(z).sum(axis=1), rtol=1e-6)
+
+
+def test_a_product_times_a_mask_read_by_two_kernels_stays_the_matmuls_epilogue():
+    """The backward pass's ``(dy @ w.T) * relu_mask`` feeds the bias gradient's sum and the
+    next product: the multiply runs on the product's blocks in the matmul's kernel (in
+    parallel), not in the sum's kernel, which runs serially."""
+    def f(dy, w, mask, w2):
+        d = (dy @ w) * mask
+        return d.sum(axis=0), d @ w2
+    fusion = _fusion(f, np.ones((8, 4), f32), np.ones((4, 6), f32), np.ones((8, 6), f32),
+                     np.ones((6, 3), f32))
+    (first,) = [g for g in fusion.groups if g.head is not None
+                and g.head.operands[0].shape == (8, 4)]
+    assert "mul" in {op.name for op in first.ops}
