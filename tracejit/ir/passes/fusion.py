@@ -295,14 +295,20 @@ class _Grouper:
             g.kind, g.head = "matmul", op
         elif cat not in LOOP_CATEGORIES:
             return None
+        if self.add_if_legal(g, op):
+            return g
+        g.kind, g.space, g.axes, g.head = saved
+        return None
+
+    def add_if_legal(self, g: FusionGroup, op: Op) -> bool:
+        """Put ``op`` in ``g`` if ``g`` stays legal and worth it (``check``); else leave it."""
         g.ops.append(op)
         self.group_of[op] = g
         if self.check(g, op):
-            return g
+            return True
         g.ops.remove(op)
         del self.group_of[op]
-        g.kind, g.space, g.axes, g.head = saved
-        return None
+        return False
 
     def join_first_user(self, op: Op, groups: list) -> FusionGroup | None:
         """An elementwise or layout op whose users are in several groups joins the one that
@@ -322,13 +328,7 @@ class _Grouper:
             return None
         if op.opdef.category == "layout" and op.opdef is ops.reshape and regroups(op):
             return None
-        first.ops.append(op)
-        self.group_of[op] = first
-        if self.check(first, op):
-            return first
-        first.ops.remove(op)
-        del self.group_of[op]
-        return None
+        return first if self.add_if_legal(first, op) else None
 
     def start(self, op: Op) -> FusionGroup:
         g = FusionGroup(len(self.groups), "op", [op])
