@@ -124,8 +124,11 @@ def _set_attribute(b: BoundSelf, i: int, value) -> None:
     setattr(b.obj, _flatten_self(b)[1][1][i], value)
 
 
+# shares_leaves: an array held in two places of self (tied weights, ``self.out.weight =
+# self.emb``) is one argument, as for a Module passed as an argument: ``grad`` of the model
+# inside the method sums both uses, and a write through one name is seen through the other.
 register_pytree_node(BoundSelf, _flatten_self, _unflatten_self, wrap=BoundSelf,
-                     set_child=_set_attribute)
+                     set_child=_set_attribute, shares_leaves=True)
 
 
 class ClassSelf:
