@@ -2,9 +2,11 @@
 ``self``, the names in the refusal of a write into a loop carry, non-array ys of scan, and
 gradients through loops of zero trips."""
 import numpy as np
+import pytest
 
 import tracejit as tj
-from tracejit import nn
+from tracejit import lax, nn
+from tracejit.tracer.errors import TracerError
 
 
 # -- tied weights in a jitted method's self ------------------------------------------------
@@ -75,4 +77,43 @@ def test_jitted_method_writes_through_tied_self_as_eagerly():
             np.testing.assert_array_equal(jitted.emb, eager.emb)
             np.testing.assert_array_equal(jitted.out.weight, eager.out.weight)
             assert (jitted.emb is jitted.out.weight) == (eager.emb is eager.out.weight)
+
+
+# -- a write into a loop carry names the user's parameter ----------------------------------
+
+def _refusal(fn, *args) -> str:
+    with pytest.raises(TracerError) as info:
+        tj.jit(fn)(*args)
+    return str(info.value)
+
+
+def test_write_into_loop_carry_error_names_the_body_parameter():
+    """The refusal of ``c[i] = v`` into a loop carry or cond operand names the body's own
+    parameter (c, carry[1], v) and the function it is (fori_loop's body_fun), not "args1"
+    and "scan_body", with the line of the write."""
+    def fori(x):
+        def body(i, c):
+            c[i] = 1.0
+            return c
+        return lax.fori_loop(0, 2, body, x)
+
+    def scan(x):
+        def f(carry, xi):
+            carry[1][0] = xi
+            return carry, None
+        return lax.scan(f, (x, x), np.arange(2.0))[0]
+
+    def cond(x, p):
+        def yes(v):
+            v[0] = 2.0
+            return v
+        return lax.cond(p, yes, lambda v: v, x)
+
+    msg = _refusal(fori, np.zeros(2))
+    assert "its argument c " in msg and "fori_loop's body_fun" in msg and "args" not in msg
+    assert "c[i] = 1.0" in msg
+    msg = _refusal(scan, np.zeros(2))
+    assert "its argument carry[1] " in msg and "scan's f" in msg and "carry[1][0] = xi" in msg
+    msg = _refusal(cond, np.zeros(2), np.bool_(True))
+    assert "its argument v " in msg and "cond's true_fun" in msg and "v[0] = 2.0" in msg
 

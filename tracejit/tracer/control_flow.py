@@ -27,6 +27,7 @@ again as JAX does. A mismatch names the position and the user's line:
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 import numpy as np
@@ -34,7 +35,7 @@ import numpy as np
 from ..ir import Function, Op, TensorType, Value, dtypes, ops
 from .errors import TracerError, user_location
 from .numpy.lifting import convert, lift
-from .pytree import flatten, unflatten
+from .pytree import flatten, flatten_with_paths, unflatten
 from .trace_function import trace
 from .trace_state import current_trace
 from .tracer import Tracer
@@ -71,7 +72,35 @@ def _called_as(fn, call: str, hint: str):
             if e.__traceback__.tb_next is not None or not _BAD_CALL.search(str(e)):
                 raise                           # raised inside fn: the user's own error
             raise _error(f"{call}, but {e}", hint) from None
+    called.user_fn = fn                 # (for _user_names)
     return called
+
+
+def _user_names(fn, call_args: tuple) -> list[str] | None:
+    """The name of each leaf of ``call_args`` (the positional arguments the user's ``fn`` is
+    called with) as the user wrote it: ``fn``'s parameter and the path into it (``c``,
+    ``carry[0]``, ``state['h']``), for errors about a body's arguments (a write into a loop
+    carry named ``c``, not ``args1``); None where ``fn``'s parameters cannot be read."""
+    fn = getattr(fn, "user_fn", fn)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    heads = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            heads.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            heads += [f"{p.name}[{j}]" for j in range(len(call_args) - len(heads))]
+            break
+        else:
+            break
+    names = []
+    for path in flatten_with_paths(tuple(call_args))[1]:
+        m = re.match(r"\[(\d+)\](.*)", path)
+        k, rest = int(m[1]), m[2]
+        names.append((heads[k] if k < len(heads) else f"args{k}") + rest)
+    return names
 
 
 _OPERANDS = ("pass the values the branches need after the functions, as jax.lax does: "
@@ -97,10 +126,13 @@ class _Body:
     """One traced body: its Function with parameters ``[captured..., own params...]``, the
     outer tracers captured, and its results' tree and weak flags."""
 
-    def __init__(self, fn, args: tuple, name: str):
-        traced = trace(fn, args, {}, name, context="in a body of cond, switch, while_loop, "
-                       f"fori_loop or scan ({name}), whose arguments are traced values, not "
-                       "the caller's arrays")
+    def __init__(self, fn, args: tuple, name: str, arg_names: list[str] | None = None,
+                 role: str | None = None):
+        """``arg_names``: the user's name of each of ``args`` (_user_names), and ``role``:
+        which of the user's functions this is (scan's f), for errors."""
+        where = role or f"a body of cond, switch, while_loop, fori_loop or scan ({name})"
+        traced = trace(fn, args, {}, name, arg_names, context=f"in {where}, whose arguments "
+                       "are traced values, not the caller's arrays")
         f = traced.function
         n_own = len(f.params) - len(traced.captured)
         self.own = f.params[:n_own]
@@ -208,10 +240,10 @@ def _switch(index: Tracer, branches, operands, what: str):
             current_trace().holds_ops = True
             return f(*unflatten(tree, list(a)))
         return run
-    bodies = [_Body(branch(f), tuple(args), f"{what}_branch{k}")
-              for k, f in enumerate(branches)]
     names = (["false_fun", "true_fun"] if what == "cond"
              else [f"branches[{k}]" for k in range(len(branches))])
+    bodies = [_Body(branch(f), tuple(args), f"{what}_branch{k}", _user_names(f, operands),
+                    f"{what}'s {names[k]}") for k, f in enumerate(branches)]
     first = bodies[0]
     for k, b in enumerate(bodies[1:], 1):
         if b.out_tree != first.out_tree:
@@ -303,12 +335,15 @@ def while_loop(cond_fun, body_fun, init_val):
     hint = ("define cond_fun(val) -> bool and body_fun(val) -> val, val being init_val's "
             "structure (a tuple of several values is one argument: unpack it inside)")
     return _while_loop(_called_as(cond_fun, "while_loop calls cond_fun(val)", hint),
-                       _called_as(body_fun, "while_loop calls body_fun(val)", hint), init_val)
+                       _called_as(body_fun, "while_loop calls body_fun(val)", hint), init_val,
+                       names=(_user_names(cond_fun, (init_val,)),
+                              _user_names(body_fun, (init_val,))))
 
 
-def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0):
+def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0, names=(None, None)):
     """while_loop; ``what`` and ``skip`` name the loop and its carries in errors as
-    _carry_bodies does (fori_loop's carry is ``(i, val)``)."""
+    _carry_bodies does (fori_loop's carry is ``(i, val)``); ``names``: the user's names of
+    the carries' leaves in cond_fun and body_fun (_user_names)."""
     tr = current_trace()
     if tr is None:
         val = init_val
@@ -320,8 +355,10 @@ def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0):
     def make(carries):
         def as_tree(f):
             return lambda *a: f(unflatten(tree, list(a)))
-        c = _Body(as_tree(cond_fun), tuple(carries), "while_cond")
-        b = _Body(as_tree(body_fun), tuple(carries), "while_body")
+        c = _Body(as_tree(cond_fun), tuple(carries), "while_cond", names[0],
+                  f"{what}'s cond_fun" if what == "while_loop" else None)
+        b = _Body(as_tree(body_fun), tuple(carries), "while_body", names[1],
+                  f"{what}'s body_fun")
         if b.out_tree != tree:
             got_tree, tree_ = ((b.out_tree.children[1], tree.children[1]) if skip
                                else (b.out_tree, tree))
@@ -375,7 +412,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             i, val = carry
             return (i + 1, body_fun(i, val)), None
         (_, val), _ = _scan(step, (lo, init_val), None, max(hi - lo, 0), False, "fori_loop",
-                            1)
+                            1, _user_names(body_fun, (lo, init_val)))
         return val
 
     def cond_fun(carry):
@@ -389,7 +426,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if isinstance(upper, Tracer) and not upper._value.type.dtype.is_int:
         # a float bound counts as int(upper), as the eager range() does (not i < 2.5)
         upper = convert(upper, dtypes.as_dtype("int64"))
-    return _while_loop(cond_fun, body, (lo, init_val), "fori_loop", 1)[1]
+    return _while_loop(cond_fun, body, (lo, init_val), "fori_loop", 1,
+                       (None, _user_names(body_fun, (lo, init_val))))[1]
 
 
 def _check_unroll(unroll):
@@ -412,9 +450,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return _scan(f, init, xs, length, reverse)
 
 
-def _scan(f, init, xs, length, reverse, what="scan", skip=0):
+def _scan(f, init, xs, length, reverse, what="scan", skip=0, names=None):
     """scan; ``what`` and ``skip`` name the loop and its carries in errors as _carry_bodies
-    does (fori_loop's carry is ``(i, val)``)."""
+    does (fori_loop's carry is ``(i, val)``); ``names``: the user's names of the carries' and
+    xs' leaves (_user_names), by default f's parameters'."""
     x_leaves, x_tree = flatten(xs)
     lengths = {int(np.shape(x)[0]) for x in x_leaves if np.ndim(x) > 0}
     if any(np.ndim(x) == 0 for x in x_leaves):
@@ -433,6 +472,8 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0):
     if tr is None:
         return _scan_eagerly(f, init, x_leaves, x_tree, n, reverse)
     init_leaves, carry_tree = flatten(init)
+    if names is None:
+        names = _user_names(f, (init, xs))
     xs_t = [lift(x, tr) for x in x_leaves]
     slices = [_stand_in(TensorType(x._value.type.dtype, x._value.type.shape[1:])) for x in xs_t]
     y_info = {}
@@ -441,8 +482,10 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0):
         m = len(carries)
 
         def body(*a):
-            return _pair(f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:]))))
-        b = _Body(body, tuple(carries) + tuple(slices), "scan_body")
+            out = _pair(f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:]))))
+            return out
+        b = _Body(body, tuple(carries) + tuple(slices), "scan_body", names,
+                  "scan's f" if what == "scan" else f"{what}'s body_fun")
         out_leaves_tree = b.out_tree
         carry_out, y_tree = _split_pair_tree(out_leaves_tree)
         if carry_out != carry_tree:
