@@ -6,6 +6,7 @@ import pytest
 
 import tracejit as tj
 from tracejit import lax, nn
+from tracejit.tracer.control_flow import ControlFlowTypeError
 from tracejit.tracer.errors import TracerError
 
 
@@ -116,4 +117,22 @@ def test_write_into_loop_carry_error_names_the_body_parameter():
     assert "its argument carry[1] " in msg and "scan's f" in msg and "carry[1][0] = xi" in msg
     msg = _refusal(cond, np.zeros(2), np.bool_(True))
     assert "its argument v " in msg and "cond's true_fun" in msg and "v[0] = 2.0" in msg
+
+
+# -- scan's ys hold arrays only ------------------------------------------------------------
+
+@pytest.mark.parametrize("y", ["s", object()], ids=["str", "object"])
+def test_scan_non_array_y_refused_alike_eagerly_and_under_jit(y):
+    """A string (or another object that is not an array or a number) in scan's ys is a
+    TypeError naming where it is, eagerly and under jit alike, as in JAX (eagerly a string
+    came back as the first step's, an object as an object array; under jit the string came
+    back unstacked and the object was refused as a result of "scan_body")."""
+    def f(x):
+        return lax.scan(lambda c, xi: (c + xi, (xi, y)), 0.0, x)
+
+    for run in (f, tj.jit(f)):
+        with pytest.raises(ControlFlowTypeError, match=r"scan: f returns .* in y\[1\], not an "
+                                                       r"array") as info:
+            run(np.arange(3.0))
+        assert isinstance(info.value, TypeError)
 

@@ -35,10 +35,10 @@ import numpy as np
 from ..ir import Function, Op, TensorType, Value, dtypes, ops
 from .errors import TracerError, user_location
 from .numpy.lifting import convert, lift
-from .pytree import flatten, flatten_with_paths, unflatten
+from .pytree import flatten, flatten_with_paths, node_of, unflatten
 from .trace_function import trace
 from .trace_state import current_trace
-from .tracer import Tracer
+from .tracer import DeferredOperand, Tracer
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
 
@@ -483,6 +483,7 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0, names=None):
 
         def body(*a):
             out = _pair(f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:]))))
+            _check_ys(out[1], what)
             return out
         b = _Body(body, tuple(carries) + tuple(slices), "scan_body", names,
                   "scan's f" if what == "scan" else f"{what}'s body_fun")
@@ -536,6 +537,29 @@ def _pair(out) -> tuple:
     return tuple(out)
 
 
+_Y_LEAVES = (Tracer, np.ndarray, np.generic, bool, int, float, complex, DeferredOperand)
+
+
+def _check_ys(y, what: str) -> None:
+    """scan stacks every leaf of its ys into an array, so, as in JAX (a TypeError there too),
+    a y holding a string, bytes, an enum member or another object that is not an array or a
+    number is refused, eagerly and under jit alike (eagerly a string came back once, the first
+    step's, and an object as an object array; under jit the string unstacked and the object
+    refused as a result of "scan_body")."""
+    def walk(v, path: str) -> None:
+        node = node_of(v)
+        if node is None and isinstance(v, _Y_LEAVES):
+            return
+        if node is None or node[0] == "static":
+            raise _error(f"{what}: f returns {v!r:.40} (of type {type(v).__name__}) in "
+                         f"y{path}, not an array: scan stacks the ys into arrays",
+                         "return only arrays and numbers as y (None where there is nothing "
+                         "to stack); keep other values out of the scan, or in the carry")
+        for child, key in zip(node[2], node[3]):
+            walk(child, path + key)
+    walk(y, "")
+
+
 def _split_pair_tree(tree):
     """The trees of the two halves of a pair's tree (a 2-tuple's TreeDef)."""
     return tree.children[0], tree.children[1]
@@ -545,6 +569,7 @@ def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
     carry, ys = init, [None] * n
     for i in (reversed(range(n)) if reverse else range(n)):
         carry, ys[i] = _pair(f(carry, unflatten(x_tree, [x[i] for x in x_leaves])))
+        _check_ys(ys[i], "scan")
     carry = _fresh(carry, (init, x_leaves))
     if n == 0:
         return carry, _empty_ys(f, init, x_leaves, x_tree)
