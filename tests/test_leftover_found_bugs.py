@@ -136,3 +136,26 @@ def test_scan_non_array_y_refused_alike_eagerly_and_under_jit(y):
             run(np.arange(3.0))
         assert isinstance(info.value, TypeError)
 
+
+# -- gradients through loops of zero trips -------------------------------------------------
+
+def _log_in_loops(y, lax, np):
+    c, _ = lax.scan(lambda c, x: (c + np.log(y), None), 0.0 * y, None, length=0)
+    return c + lax.fori_loop(0, 0, lambda i, c: c + np.log(y), 0.0 * y)
+
+
+def test_zero_trip_loop_gradient_of_closed_over_log_matches_jax():
+    """A scan of length 0 and a fori_loop(0, 0) whose body takes log(y) of a closed-over y
+    have the gradient 0 at y = 0, as in JAX (the log was hoisted before the loop, ran though
+    the body never did, and its derivative, 0 times 1/y, made it NaN). A loop that runs still
+    differentiates through the hoisted op."""
+    y = np.float64(0.0)
+    assert tj.grad(lambda y: _log_in_loops(y, lax, np))(y) == 0.0
+    assert tj.jit(tj.grad(lambda y: _log_in_loops(y, lax, np)))(y) == 0.0
+
+    def two_trips(y):
+        return lax.fori_loop(0, 2, lambda i, c: c + np.log(y), 0.0 * y)
+    assert tj.grad(two_trips)(np.float64(4.0)) == pytest.approx(0.5)
+
+    jax = pytest.importorskip("jax")
+    assert float(jax.grad(lambda y: _log_in_loops(y, jax.lax, jax.numpy))(0.0)) == 0.0

@@ -10,7 +10,8 @@ the IR, compiled as a real loop, and its trace costs one step's.
 An operation in a loop body whose operands are all captured values (``y.sum()`` of a
 closed-over ``y``) is recorded in the trace that owns them, outside the op, as every traced
 operation goes to the innermost trace of its operands: it runs once, before the loop, and the
-body captures its result. A ``cond``/``switch`` branch keeps such operations itself
+body captures its result (not so in the body of a scan or fori_loop of length 0, which never
+runs: it keeps them, as a branch does, for the reason below). A ``cond``/``switch`` branch keeps such operations itself
 (``Trace.holds_ops``, trace_state.recording): run before the op, they ran when their branch was
 not taken too, and their derivative there made gradients NaN (``cond(y > 0, lambda:
 np.log(y), ...)`` at ``y = 0``: a zero cotangent times ``1 / y``), where JAX's are finite.
@@ -482,6 +483,13 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0, names=None):
         m = len(carries)
 
         def body(*a):
+            if n == 0:
+                # a body that never runs keeps the ops of closed-over values (as cond's
+                # branches, trace_state.recording): hoisted before the loop they ran anyway,
+                # and their derivative made gradients NaN (a zero cotangent times the 1/y
+                # of a log(y) at y = 0), where JAX's are 0. A body that runs at least once
+                # hoists them: the same values, and its derivative sums to the same.
+                current_trace().holds_ops = True
             out = _pair(f(unflatten(carry_tree, list(a[:m])), unflatten(x_tree, list(a[m:]))))
             _check_ys(out[1], what)
             return out
