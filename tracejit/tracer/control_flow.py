@@ -10,11 +10,11 @@ the IR, compiled as a real loop, and its trace costs one step's.
 An operation in a loop body whose operands are all captured values (``y.sum()`` of a
 closed-over ``y``) is recorded in the trace that owns them, outside the op, as every traced
 operation goes to the innermost trace of its operands: it runs once, before the loop, and the
-body captures its result (not so in the body of a scan or fori_loop of length 0, which never
-runs: it keeps them, as a branch does, for the reason below). A ``cond``/``switch`` branch keeps such operations itself
-(``Trace.holds_ops``, trace_state.recording): run before the op, they ran when their branch was
-not taken too, and their derivative there made gradients NaN (``cond(y > 0, lambda:
-np.log(y), ...)`` at ``y = 0``: a zero cotangent times ``1 / y``), where JAX's are finite.
+body captures its result. A ``cond``/``switch`` branch keeps such operations itself
+(``Trace.holds_ops``, trace_state.recording), and so does the body of a scan or fori_loop of
+length 0, which never runs: run before the op, they ran where the body did not, and their
+derivative there made gradients NaN (``cond(y > 0, lambda: np.log(y), ...)`` at ``y = 0``: a
+zero cotangent times ``1 / y``), where JAX's are finite.
 
 Outside any trace they run eagerly on NumPy with the same results: a Python ``if``, ``while``
 or ``for``. ``cond`` and ``switch`` with a concrete predicate run only the chosen branch under
@@ -28,80 +28,18 @@ again as JAX does. A mismatch names the position and the user's line:
 """
 from __future__ import annotations
 
-import inspect
-import re
-
 import numpy as np
 
 from ..ir import Function, Op, TensorType, Value, dtypes, ops
-from .errors import TracerError, user_location
+from .body_calls import ControlFlowTypeError
+from .body_calls import branch_type_error, called_as, control_error, user_names
 from .numpy.lifting import convert, lift
-from .pytree import flatten, flatten_with_paths, node_of, unflatten
+from .pytree import flatten, node_of, unflatten
 from .trace_function import trace
 from .trace_state import current_trace
 from .tracer import DeferredOperand, Tracer
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
-
-
-class ControlFlowTypeError(TracerError, TypeError):
-    """A body returned other types or another structure than the op needs."""
-
-
-def _error(what: str, hint: str) -> ControlFlowTypeError:
-    loc = user_location()
-    where = f" at {loc.describe()}" if loc else ""
-    return ControlFlowTypeError(f"tracejit: {what}{where}\nWhat to do: {hint}")
-
-
-# Python's messages for a call that cannot bind its arguments (or of something not callable)
-_BAD_CALL = re.compile(r"positional argument|required (keyword-only )?argument|unexpected "
-                       r"keyword argument|object is not callable")
-
-
-def _called_as(fn, call: str, hint: str):
-    """``fn``, whose call that fails to bind its arguments says how the control-flow primitive
-    calls it, at the user's line: Python's message names neither, and its traceback ends
-    inside tracejit (the user's function is never entered)."""
-    if not callable(fn):
-        raise _error(f"{call}, but it is a {type(fn).__name__}, not a function", hint)
-
-    def called(*args):
-        try:
-            return fn(*args)
-        except TypeError as e:
-            if e.__traceback__.tb_next is not None or not _BAD_CALL.search(str(e)):
-                raise                           # raised inside fn: the user's own error
-            raise _error(f"{call}, but {e}", hint) from None
-    called.user_fn = fn                 # (for _user_names)
-    return called
-
-
-def _user_names(fn, call_args: tuple) -> list[str] | None:
-    """The name of each leaf of ``call_args`` (the positional arguments the user's ``fn`` is
-    called with) as the user wrote it: ``fn``'s parameter and the path into it (``c``,
-    ``carry[0]``, ``state['h']``), for errors about a body's arguments (a write into a loop
-    carry named ``c``, not ``args1``); None where ``fn``'s parameters cannot be read."""
-    fn = getattr(fn, "user_fn", fn)
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    heads = []
-    for p in params:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            heads.append(p.name)
-        elif p.kind is p.VAR_POSITIONAL:
-            heads += [f"{p.name}[{j}]" for j in range(len(call_args) - len(heads))]
-            break
-        else:
-            break
-    names = []
-    for path in flatten_with_paths(tuple(call_args))[1]:
-        m = re.match(r"\[(\d+)\](.*)", path)
-        k, rest = int(m[1]), m[2]
-        names.append((heads[k] if k < len(heads) else f"args{k}") + rest)
-    return names
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "ControlFlowTypeError"]
 
 
 _OPERANDS = ("pass the values the branches need after the functions, as jax.lax does: "
@@ -186,15 +124,15 @@ def _op(opdef, operands: list, t: TensorType, **attrs) -> Op:
 def cond(pred, true_fun, false_fun, *operands):
     """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced."""
     n = len(operands)
-    true_fun = _called_as(true_fun, f"cond calls true_fun with its {n} operands", _OPERANDS)
-    false_fun = _called_as(false_fun, f"cond calls false_fun with its {n} operands", _OPERANDS)
+    true_fun = called_as(true_fun, f"cond calls true_fun with its {n} operands", _OPERANDS)
+    false_fun = called_as(false_fun, f"cond calls false_fun with its {n} operands", _OPERANDS)
     if not isinstance(pred, Tracer):
         return _fresh((true_fun if pred else false_fun)(*operands), operands)
     p = lift(pred)
     if p._value.type.shape != ():
-        raise _error(f"cond's predicate must be a scalar, got {p._value.type}",
-                     "reduce it first, e.g. cond(np.all(x > 0), ...), or use np.where for "
-                     "an elementwise choice")
+        raise control_error(f"cond's predicate must be a scalar, got {p._value.type}",
+                            "reduce it first, e.g. cond(np.all(x > 0), ...), or use np.where for "
+                            "an elementwise choice")
     p = p != 0 if not p._value.type.dtype.is_bool else p
     return _switch(convert(p, dtypes.as_dtype("int32")), [false_fun, true_fun], operands,
                    "cond")
@@ -202,20 +140,20 @@ def cond(pred, true_fun, false_fun, *operands):
 
 def switch(index, branches, *operands):
     """``branches[index](*operands)``, ``index`` clamped into range as in ``jax.lax.switch``."""
-    branches = [_called_as(b, f"switch calls branches[{k}] with its {len(operands)} operands",
+    branches = [called_as(b, f"switch calls branches[{k}] with its {len(operands)} operands",
                            _OPERANDS.replace("cond(pred, true_fun, false_fun",
                                              "switch(index, branches"))
                 for k, b in enumerate(branches)]
     if not branches:
-        raise _error("switch needs at least one branch", "pass a list of functions")
+        raise control_error("switch needs at least one branch", "pass a list of functions")
     if not isinstance(index, Tracer):
         i = int(np.clip(int(index), 0, len(branches) - 1))
         return _fresh(branches[i](*operands), operands)
     i = lift(index)
     t = i._value.type
     if t.shape != () or not (t.dtype.is_int or t.dtype.is_bool):
-        raise _error(f"switch's index must be an integer scalar, got {t}",
-                     "pass an integer scalar (x.astype(np.int32) for a float)")
+        raise control_error(f"switch's index must be an integer scalar, got {t}",
+                            "pass an integer scalar (x.astype(np.int32) for a float)")
     if t.dtype.is_int:
         info = np.iinfo(t.dtype.np)
         if info.max > 2**31 - 1 or info.min < -2**31:
@@ -243,14 +181,14 @@ def _switch(index: Tracer, branches, operands, what: str):
         return run
     names = (["false_fun", "true_fun"] if what == "cond"
              else [f"branches[{k}]" for k in range(len(branches))])
-    bodies = [_Body(branch(f), tuple(args), f"{what}_branch{k}", _user_names(f, operands),
+    bodies = [_Body(branch(f), tuple(args), f"{what}_branch{k}", user_names(f, operands),
                     f"{what}'s {names[k]}") for k, f in enumerate(branches)]
     first = bodies[0]
     for k, b in enumerate(bodies[1:], 1):
         if b.out_tree != first.out_tree:
-            raise _error(f"{what}: {names[k]} returns {b.out_tree}, {names[0]} "
-                         f"{first.out_tree}",
-                         "make every branch return the same structure of arrays")
+            raise control_error(f"{what}: {names[k]} returns {b.out_tree}, {names[0]} "
+                                f"{first.out_tree}",
+                                "make every branch return the same structure of arrays")
     # the result types: where branches differ only in the dtype of a weak (Python number)
     # result, NumPy's promotion of them all, which must be every strong result's dtype (a
     # Python float beside an int32 result is an error, as in JAX, not truncated to int32)
@@ -267,7 +205,7 @@ def _switch(index: Tracer, branches, operands, what: str):
         region = b.region(consts)
         for i, (got, w) in enumerate(zip(region.result_types, want)):
             if got != w and not (b.out_weak[i] and got.shape == w.shape):
-                raise _branch_type_error(what, names, bodies, k, i)
+                raise branch_type_error(what, names, bodies, k, i)
         regions.append(_retype_results(region, want))
     # the op takes the captured values first, then the operands: reorder each region's params
     regions = [Function(r.name, r.params[len(consts):] + r.params[:len(consts)], r.ops,
@@ -276,20 +214,6 @@ def _switch(index: Tracer, branches, operands, what: str):
     op = tr.emit(ops.cond, [index._value] + operands_v, regions=regions)
     outs = [Tracer(r, tr, w) for r, w in zip(op.results, weak)]
     return unflatten(first.out_tree, outs)
-
-
-def _branch_type_error(what, names, bodies, k, i) -> ControlFlowTypeError:
-    """The error for branch ``k``'s result ``i``, named against the first branch (or, when
-    the first is the odd one, the first other branch that differs against it)."""
-    def named(b):
-        t = b.function.result_types[i]
-        py = {"b": "bool", "i": "int", "u": "int"}.get(t.dtype.kind, "float")
-        return f"a Python {py} ({t})" if b.out_weak[i] else str(t)
-    if k == 0:
-        k = next((j for j, b in enumerate(bodies) if named(b) != named(bodies[0])), 0)
-    return _error(f"{what}: {names[k]} result[{i}] is {named(bodies[k])} but {names[0]}'s "
-                  f"is {named(bodies[0])}", "make the branches return the same dtypes and "
-                  "shapes (x.astype(...), np.broadcast_to(...))")
 
 
 # -- loops -----------------------------------------------------------------------------------
@@ -321,24 +245,24 @@ def _carry_bodies(make, init_leaves: list, tr, what: str, max_tries: int = 3, sk
                 def named(t, is_weak):
                     py = {"b": "bool", "i": "int", "u": "int"}.get(t.dtype.kind, "float")
                     return f"a Python {py} ({t})" if is_weak else str(t)
-                raise _error(f"{what}: carry[{i - skip}] changed from "
-                             f"{named(w, carries[i]._weak)} to {named(g, got_weak[i])}",
-                             "return the carry with the type it came in with "
-                             "(x.astype(...)); a loop's carries keep their types")
+                raise control_error(f"{what}: carry[{i - skip}] changed from "
+                                    f"{named(w, carries[i]._weak)} to {named(g, got_weak[i])}",
+                                    "return the carry with the type it came in with "
+                                    "(x.astype(...)); a loop's carries keep their types")
         if not changed:
             return carries, bodies
-    raise _error(f"{what}: the carries' types do not settle", "give the initial values the "
-                 "dtypes the body returns")
+    raise control_error(f"{what}: the carries' types do not settle",
+                        "give the initial values the dtypes the body returns")
 
 
 def while_loop(cond_fun, body_fun, init_val):
     """``while cond_fun(val): val = body_fun(val)``; returns ``val``."""
     hint = ("define cond_fun(val) -> bool and body_fun(val) -> val, val being init_val's "
             "structure (a tuple of several values is one argument: unpack it inside)")
-    return _while_loop(_called_as(cond_fun, "while_loop calls cond_fun(val)", hint),
-                       _called_as(body_fun, "while_loop calls body_fun(val)", hint), init_val,
-                       names=(_user_names(cond_fun, (init_val,)),
-                              _user_names(body_fun, (init_val,))))
+    return _while_loop(called_as(cond_fun, "while_loop calls cond_fun(val)", hint),
+                       called_as(body_fun, "while_loop calls body_fun(val)", hint), init_val,
+                       names=(user_names(cond_fun, (init_val,)),
+                              user_names(body_fun, (init_val,))))
 
 
 def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0, names=(None, None)):
@@ -363,12 +287,12 @@ def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0, names=(
         if b.out_tree != tree:
             got_tree, tree_ = ((b.out_tree.children[1], tree.children[1]) if skip
                                else (b.out_tree, tree))
-            raise _error(f"{what}: body_fun returns {got_tree}, but the carry is {tree_}",
-                         "return a value of the same structure as init_val")
+            raise control_error(f"{what}: body_fun returns {got_tree}, but the carry is {tree_}",
+                                "return a value of the same structure as init_val")
         if len(c.function.results) != 1 or c.function.result_types[0].shape != ():
-            raise _error("while_loop: cond_fun must return one scalar (a bool), got "
-                         f"{[str(t) for t in c.function.result_types]}",
-                         "reduce it, e.g. np.all(...), or return a comparison of scalars")
+            raise control_error("while_loop: cond_fun must return one scalar (a bool), got "
+                                f"{[str(t) for t in c.function.result_types]}",
+                                "reduce it, e.g. np.all(...), or return a comparison of scalars")
         return (c, b), b.function.result_types, b.out_weak
 
     carries, (c, b) = _carry_bodies(make, leaves, tr, what, skip=skip)
@@ -397,7 +321,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     ``unroll``: accepted as in jax.lax (a hint there), and ignored: the compiled loop is a
     native loop whose trip count the kernels read at run time."""
     _check_unroll(unroll)
-    body_fun = _called_as(body_fun, "fori_loop calls body_fun(i, val)",
+    body_fun = called_as(body_fun, "fori_loop calls body_fun(i, val)",
                           "define body_fun(i, val) returning the new val (i is the loop index; "
                           "val has init_val's structure)")
     tr = current_trace()
@@ -413,7 +337,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             i, val = carry
             return (i + 1, body_fun(i, val)), None
         (_, val), _ = _scan(step, (lo, init_val), None, max(hi - lo, 0), False, "fori_loop",
-                            1, _user_names(body_fun, (lo, init_val)))
+                            1, user_names(body_fun, (lo, init_val)))
         return val
 
     def cond_fun(carry):
@@ -428,7 +352,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         # a float bound counts as int(upper), as the eager range() does (not i < 2.5)
         upper = convert(upper, dtypes.as_dtype("int64"))
     return _while_loop(cond_fun, body, (lo, init_val), "fori_loop", 1,
-                       (None, _user_names(body_fun, (lo, init_val))))[1]
+                       (None, user_names(body_fun, (lo, init_val))))[1]
 
 
 def _check_unroll(unroll):
@@ -436,8 +360,9 @@ def _check_unroll(unroll):
     if unroll is None or isinstance(unroll, (bool, np.bool_)):
         return
     if not isinstance(unroll, (int, np.integer)) or unroll < 1:
-        raise _error(f"unroll must be a positive int or a bool, got {unroll!r}",
-                     "pass unroll=1 (or leave it out: tracejit compiles the loop as a loop)")
+        raise control_error(f"unroll must be a positive int or a bool, got {unroll!r}",
+                            "pass unroll=1 (or leave it out: tracejit compiles the loop as a "
+                            "loop)")
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
@@ -445,7 +370,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     carry and the ``y`` stacked, ``ys[i]`` from ``xs[i]`` (also when ``reverse``).
     ``unroll``: accepted as in jax.lax, where it changes no result, and ignored."""
     _check_unroll(unroll)
-    f = _called_as(f, "scan calls f(carry, x)",
+    f = called_as(f, "scan calls f(carry, x)",
                    "define f(carry, x) returning (new_carry, y), x being one row of xs "
                    "(None when xs is None)")
     return _scan(f, init, xs, length, reverse)
@@ -458,23 +383,23 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0, names=None):
     x_leaves, x_tree = flatten(xs)
     lengths = {int(np.shape(x)[0]) for x in x_leaves if np.ndim(x) > 0}
     if any(np.ndim(x) == 0 for x in x_leaves):
-        raise _error("scan: every leaf of xs needs a leading axis to scan over",
-                     "pass arrays of shape (length, ...)")
+        raise control_error("scan: every leaf of xs needs a leading axis to scan over",
+                            "pass arrays of shape (length, ...)")
     if length is not None:
         lengths.add(int(length))
     if len(lengths) != 1:
-        raise _error(f"scan: the lengths of xs' leading axes and length= differ: "
-                     f"{sorted(lengths)}" if lengths else "scan: no xs and no length",
-                     "pass xs whose leading axes agree, or length= when xs is None")
+        raise control_error(f"scan: the lengths of xs' leading axes and length= differ: "
+                            f"{sorted(lengths)}" if lengths else "scan: no xs and no length",
+                            "pass xs whose leading axes agree, or length= when xs is None")
     (n,) = lengths
     if n < 0:
-        raise _error(f"scan: length={n} is negative", "pass a length >= 0")
+        raise control_error(f"scan: length={n} is negative", "pass a length >= 0")
     tr = current_trace()
     if tr is None:
         return _scan_eagerly(f, init, x_leaves, x_tree, n, reverse)
     init_leaves, carry_tree = flatten(init)
     if names is None:
-        names = _user_names(f, (init, xs))
+        names = user_names(f, (init, xs))
     xs_t = [lift(x, tr) for x in x_leaves]
     slices = [_stand_in(TensorType(x._value.type.dtype, x._value.type.shape[1:])) for x in xs_t]
     y_info = {}
@@ -499,11 +424,11 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0, names=None):
         carry_out, y_tree = _split_pair_tree(out_leaves_tree)
         if carry_out != carry_tree:
             if skip:
-                raise _error(f"{what}: body_fun returns {carry_out.children[1]}, but the "
-                             f"carry is {carry_tree.children[1]}",
-                             "return a value of the same structure as init_val")
-            raise _error(f"scan: f returns the carry as {carry_out}, but init is {carry_tree}",
-                         "return a carry of the same structure as init")
+                raise control_error(f"{what}: body_fun returns {carry_out.children[1]}, but the "
+                                    f"carry is {carry_tree.children[1]}",
+                                    "return a value of the same structure as init_val")
+            raise control_error(f"scan: f returns the carry as {carry_out}, but init is "
+                                f"{carry_tree}", "return a carry of the same structure as init")
         y_info["tree"] = y_tree
         return (b,), b.function.result_types[:m], b.out_weak[:m]
 
@@ -540,8 +465,8 @@ def _pair(out) -> tuple:
     """scan's ``f(carry, x)`` result as the tuple ``(carry, y)``: a list of two is one too, as
     in JAX and the eager loop (``carry, y = f(carry, x)``)."""
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise _error("scan: f must return a pair (carry, y)",
-                     "return (new_carry, y), with y None if there is nothing to stack")
+        raise control_error("scan: f must return a pair (carry, y)",
+                            "return (new_carry, y), with y None if there is nothing to stack")
     return tuple(out)
 
 
@@ -559,10 +484,10 @@ def _check_ys(y, what: str) -> None:
         if node is None and isinstance(v, _Y_LEAVES):
             return
         if node is None or node[0] == "static":
-            raise _error(f"{what}: f returns {v!r:.40} (of type {type(v).__name__}) in "
-                         f"y{path}, not an array: scan stacks the ys into arrays",
-                         "return only arrays and numbers as y (None where there is nothing "
-                         "to stack); keep other values out of the scan, or in the carry")
+            raise control_error(f"{what}: f returns {v!r:.40} (of type {type(v).__name__}) in "
+                                f"y{path}, not an array: scan stacks the ys into arrays",
+                                "return only arrays and numbers as y (None where there is nothing "
+                                "to stack); keep other values out of the scan, or in the carry")
         for child, key in zip(node[2], node[3]):
             walk(child, path + key)
     walk(y, "")
