@@ -212,6 +212,8 @@ class _SharedFunctions:
             with _lowering, global_compiler_lock:
                 return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
         digest, present = engine.present(key, [name], self.folder)
+        if digest in self.needs:          # called twice by this kernel: lowered once
+            return name
         if present:                       # loaded, or being compiled by another thread
             self.awaited.append((key, [name], make))
         else:
