@@ -181,16 +181,17 @@ class Reductions:
     # -- reductions over leading axes -------------------------------------------------------
     def column_reduction(self, levels, stored) -> bool:
         """Whether this group reduces over leading axes only, keeping the trailing ones, with
-        nothing full-size to write (a bias gradient: ``d.sum(axis=0)`` and its update). The
-        usual order, kept axes outside, would walk each column with a stride: column_body
-        turns the loops around."""
+        nothing full-size to write but values the accumulating loop can store as it passes
+        (a bias gradient: ``d.sum(axis=0)`` and its update; ``d`` itself, written out for
+        another kernel). The usual order, kept axes outside, would walk each column with a
+        stride (and sum float32 in float32 blocks): column_body turns the loops around."""
         g = self.g
         kept = [d for d in range(len(g.space)) if d not in g.axes]
         return (g.head is None and len(levels) == 1 and bool(g.axes) and bool(kept)
                 and max(g.axes) < min(kept)
                 and all(op.opdef.name in ("reduce_sum", "reduce_max", "reduce_min")
                         for op in levels[0])
-                and not any(v.shape == g.space for v in stored))
+                and not any(v.shape == g.space and self.reads_reduction(v) for v in stored))
 
     def column_body(self, reds, stored, onames) -> list[str]:
         """Accumulate into arrays over the kept axes, reduced axes outside and kept axes
@@ -219,6 +220,10 @@ class Reductions:
             new = accumulator(op).combine(x.dtype, f"{acc}[{sub}]", v)
             self.block.lines.append(f"{acc}[{sub}] = {new}")
             names.append(acc)
+        # full-size outputs (no reduction's result in them: column_reduction) are stored by
+        # the accumulating loop, which visits every element once
+        full = [v for v in stored if v.shape == g.space]
+        self.block.lines.extend(self.store(v, self.full, onames[v]) for v in full)
         del first       # the block lo:hi of the first kept axis is the kernel's
         pad = ""
         for d in g.axes:
@@ -232,7 +237,7 @@ class Reductions:
         self.block = self.outer = self.new_block(False)
         for op, acc in zip(reds, names):
             self.acc[op] = self.put(_result(op, f"{acc}[{sub}]"), False, "red")
-        stores = [self.store(v, self.outer_idx, onames[v]) for v in stored]
+        stores = [self.store(v, self.outer_idx, onames[v]) for v in stored if v not in full]
         pad = ""
         for k, d in enumerate(kept):
             bounds = "lo, hi" if k == 0 else self.size(("F", d), g.space[d])
