@@ -155,3 +155,17 @@ def test_grad_through_switch_in_a_scan_with_closed_over_sqrt_is_finite():
         return tj.scan(body, 1.0, np.array([0, 0], np.int32))[0]
     np.testing.assert_allclose(ijit(tj.grad(f))(0.0), 0.0)
     np.testing.assert_allclose(ijit(tj.grad(f))(3.0), 6.0)
+
+
+def test_loop_body_kernels_of_one_source_at_two_ranks_are_compiled_for_each():
+    """A flat kernel's source is the same at every rank: a scan body summing to (1, 3) and
+    to (1, 1) called one callee, compiled for one rank, with the other's arrays (a crash, or
+    values of 1e19)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def f(x):
+        return tj.scan(lambda c, _: (c, (c.sum(0, keepdims=True), c.sum(keepdims=True))),
+                       x, None, length=2)
+    _, (cols, total) = tj.jit(f, tiered=False)(x)
+    np.testing.assert_array_equal(cols, np.broadcast_to(x.sum(0, keepdims=True), (2, 1, 3)))
+    np.testing.assert_array_equal(total, np.full((2, 1, 1), x.sum(), np.float32))

@@ -62,7 +62,7 @@ class NativeLoop:
         self.names: dict = {}
         self.lines: list[str] = []
         self.callees: list = []         # the body kernels' KernelSpecs, called by address
-        self._callee_of: dict = {}      # kernel source -> its index in callees
+        self._callee_of: dict = {}      # (source, argument types) -> its index in callees
         self.constants: list = []       # array constant Values, passed after the operands
         self.prologue: list[str] = []   # buffers, allocated once before the loops
         self.fixed: set = set()         # names bound once: buffers, operands, constants
@@ -133,10 +133,14 @@ class NativeLoop:
 
     def _kernel(self, g):
         spec = generate_kernel(g, _SERIAL)
-        if spec.source not in self._callee_of:
-            self._callee_of[spec.source] = len(self.callees)
+        # One compiled callee per source and argument types: a flat kernel's source is the
+        # same at every rank, and a callee compiled for 1-d arrays given 0-d ones crashed
+        key = (spec.source, tuple((v.type.dtype, len(v.shape))
+                                  for v in spec.inputs + spec.outputs + spec.scalars))
+        if key not in self._callee_of:
+            self._callee_of[key] = len(self.callees)
             self.callees.append(spec)
-        j = self._callee_of[spec.source]
+        j = self._callee_of[key]
         ins = [self.array(v) for v in spec.inputs]
         outs = [self._buffer(v) for v in spec.outputs]
         scalars = [literal(v) for v in spec.scalars]
