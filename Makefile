@@ -5,21 +5,24 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo test test-slow test-all bench clean
 
+# Python writes bytecode as it imports (where the environment says not to, every process would
+# compile from source every module it imports: tracejit, NumPy, Numba, SciPy, each pytest
+# worker's test files and each notebook kernel's imports). Only what is imported gets compiled,
+# once, into .venv and the checkout's __pycache__ folders.
+export PYTHONDONTWRITEBYTECODE :=
+
 $(VENV)/.installed: setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip wheel
 	@# (setuptools and wheel in the venv build tracejit's editable install: no isolated build
 	@# environment to set up)
+	@# (no bytecode at install: pip writes every package's, one file at a time, 86 s on two
+	@# cores; compileall of them all took 25 s; imports write what is used)
 	$(PY) -m pip install --quiet --no-compile --no-build-isolation -e '.[test,demo]'
-	@# pip writes the packages' bytecode one file at a time (86 s for the whole install on two
-	@# cores); compileall on every core writes it in half the time (63 s). Bytecode only saves
-	@# time, and some packages ship files that do not compile: its failures are not errors.
-	-$(PY) -m compileall -q -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null 2>&1
 	touch $@
 
-# Bytecode for tracejit's own modules, as a pip install of it would write: the editable install
-# writes none, and neither does Python where PYTHONDONTWRITEBYTECODE is set, so every process
-# (and each compile worker) would compile them from source (0.3 s each).
+# Bytecode for all of tracejit's modules before the test workers, demo and compile workers
+# start, so that they do not each compile the same modules at once.
 BYTECODE = $(PY) -m compileall -q tracejit
 
 demo: $(VENV)/.installed
