@@ -137,6 +137,17 @@ def _questions(n):
     return [(op, (a, b), sig) for op, a, b in qs]
 
 
+def _learn(path, n):
+    """``n`` answers learned by a writer of ``path``; the questions."""
+    from tracejit.codegen.direct.typing_answers import Answers
+    writer = Answers()
+    writer.use(path)
+    qs = _questions(n)
+    for op, args, sig in qs:
+        writer.remember_signature(op, args, sig)
+    return qs
+
+
 def _reader(path):
     from tracejit.codegen.direct.typing_answers import Answers
     r = Answers()
@@ -162,11 +173,7 @@ def test_learning_n_typing_answers_writes_bytes_linear_in_n(tmp_path, monkeypatc
         return real_write(fd, data)
     monkeypatch.setattr(os, "write", counting_write)
     path = tmp_path / "numba_typing.json"
-    writer = ta.Answers()
-    writer.use(path)
-    qs = _questions(300)
-    for op, args, sig in qs:
-        writer.remember_signature(op, args, sig)
+    _learn(path, 300)
     assert sum(written) == path.stat().st_size
     assert len(_reader(path).table) == 300
 
@@ -190,11 +197,7 @@ def test_a_torn_or_corrupt_typing_answers_file_is_rebuilt_from_the_lines_that_ch
     from tracejit.codegen import cache_folder
     from tracejit.codegen.direct import typing_answers as ta
     path = tmp_path / "numba_typing.json"
-    writer = ta.Answers()
-    writer.use(path)
-    qs = _questions(3)
-    for op, args, sig in qs:
-        writer.remember_signature(op, args, sig)
+    qs = _learn(path, 3)
     lines = path.read_bytes().split(b"\n")
     first = ta.question(qs[0][0], qs[0][1])
     bad = bytearray(lines[1])

@@ -211,10 +211,10 @@ class _SharedFunctions:
         def make():
             with _lowering, global_compiler_lock:
                 return _module_ir(name, fndef, signature, globals_, fastmath, False, self)
-        digest, present = engine.present(key, [name], self.folder)
+        digest = engine.digest_of(key)
         if digest in self.needs:          # called twice by this kernel: lowered once
             return name
-        if present:                       # loaded, or being compiled by another thread
+        if engine.present(digest, [name], self.folder):   # or another thread compiles it
             self.awaited.append((key, [name], make))
         else:
             text = make()                 # under the kernel's lowering lock already

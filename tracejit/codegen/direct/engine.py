@@ -119,8 +119,7 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False,
     lower.py), loaded first (by ``load_needs()`` if given). ``export``: make the
     names known to LLVM's linker, for modules compiled later that call them. ``speed``: the
     optimization level of a compile (part of ``key`` where it is not 3)."""
-    t = target()
-    digest = hashlib.sha256((t.key + key).encode()).hexdigest()[:32]
+    digest = digest_of(key)
     with _lock:
         if digest in _loaded:
             return _loaded[digest], digest, True
@@ -145,15 +144,19 @@ def load(key: str, names: list, folder: Path | None, make, export: bool = False,
     return _load_or_make(digest, names, folder, make, export, speed)
 
 
-def present(key: str, names: list, folder: Path | None) -> tuple[str, bool]:
-    """The module's digest, and whether nothing need be lowered for it: this process has it
-    or another thread is compiling it (``load`` with a ``make`` then waits for it), or it is
-    sound on the disk (loaded now)."""
-    digest = hashlib.sha256((target().key + key).encode()).hexdigest()[:32]
+def digest_of(key: str) -> str:
+    """A module's name in this process and in the cache folder: its key on this target."""
+    return hashlib.sha256((target().key + key).encode()).hexdigest()[:32]
+
+
+def present(digest: str, names: list, folder: Path | None) -> bool:
+    """Whether nothing need be lowered for module ``digest``: this process has it or another
+    thread is compiling it (``load`` with a ``make`` then waits for it), or it is sound on the
+    disk (loaded now)."""
     with _lock:
         if digest in _loaded or digest in _making:
-            return digest, True
-    return digest, _load_or_make(digest, names, folder, None, True, 3) is not None
+            return True
+    return _load_or_make(digest, names, folder, None, True, 3) is not None
 
 
 def _load_or_make(digest: str, names: list, folder: Path | None, make, export: bool,
