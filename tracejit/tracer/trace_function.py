@@ -182,13 +182,17 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         changed = first_change(before, rename)
         containers, container_values = (record(before, tracers, tr, rename)
                                         if changed and writes_back else (None, []))
+        written = [i for i, (t, v) in enumerate(zip(tracers, originals)) if t._val is not v]
+        # Read while the trace is current: a stale read-only gather view (np.diagonal of an
+        # array written after it) is brought up to date by running its NumPy function again.
+        values = ([r._value for r in results] + [tracers[i]._value for i in written]
+                  + [v._value for v in container_values])
     first: dict = {}
     repeats = {}
     for i, x in enumerate(out_leaves):
         j = first.setdefault(id(x), i)
         if j != i and isinstance(x, Tracer):
             repeats[i] = j
-    written = [i for i, (t, v) in enumerate(zip(tracers, originals)) if t._val is not v]
     written_at = [tr.written_at.get(id(tracers[i])) for i in written]
     if written and not writes_back:
         raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
@@ -201,8 +205,6 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                           "value")
     returns_written = {i: written.index(j) for i, x in enumerate(out_leaves)
                        for j in written if x is tracers[j]}
-    values = ([r._value for r in results] + [tracers[i]._value for i in written]
-              + [v._value for v in container_values])
     function, captured = dce(tr.finish(values)), tr.captured
     labels = [label for _, _, label in externals.tracers] if externals is not None else []
     if externals is not None and externals.tracers:

@@ -374,7 +374,7 @@ def handle_function(func, args, kwargs):
                           "write it with supported NumPy functions, or open an issue")
     out, args, kwargs = _take_out(func, args, kwargs)
     result = fn(*args, **kwargs)
-    if func in GATHER_VIEWS and args and hasattr(args[0], "_view"):
+    if _gather_view(func, args):
         link_readonly(result, args[0], lambda parent: fn(parent, *args[1:], **kwargs))
     elif func not in VIEW_FUNCTIONS:
         result = fresh(result, _tracers(args, kwargs))
@@ -382,6 +382,15 @@ def handle_function(func, args, kwargs):
         return result
     return assignment.write_out(result, out, _name(func),
                                 "same_kind" if func in _UFUNC_OUT else "unsafe")
+
+
+def _gather_view(func, args) -> bool:
+    """Whether ``func(*args)`` is a read-only view of the tracer ``args[0]`` in NumPy:
+    np.diag of a 2-d array is its np.diagonal (of a 1-d one, a new array), so it must see
+    a later write into the array and refuse one into itself."""
+    if not args or not hasattr(args[0], "_view"):
+        return False
+    return func in GATHER_VIEWS or (func is np.diag and args[0].ndim == 2)
 
 
 def _has_selection(args) -> bool:

@@ -1,0 +1,94 @@
+"""Aliasing bugs found by hunting (helper: aliasing, in-place writes, buffer reuse): each test
+is the smallest program that went wrong, checked against NumPy running the same function."""
+import numpy as np
+import pytest
+
+import tracejit
+
+MODES = [pytest.param({"backend": "interpreter"}, id="interpreter"),
+         pytest.param({}, id="compiled")]
+
+
+def _check(fn, *make, mode):
+    """``fn`` jitted gives NumPy's results and leaves its arguments as NumPy does, twice."""
+    jf = tracejit.jit(fn, **mode)
+    for _ in range(2):
+        args, expected_args = [m() for m in make], [m() for m in make]
+        expected, got = fn(*expected_args), jf(*args)
+        if not isinstance(expected, tuple):
+            expected, got = (expected,), (got,)
+        for e, g in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(g, e)
+        for e, g in zip(expected_args, args):
+            np.testing.assert_array_equal(g, e)
+
+
+def _square():
+    return np.arange(9.0).reshape(3, 3)
+
+
+def _diag_before_a_write_into_the_argument(x):
+    d = np.diag(x)
+    x[0, 0] = 100.0
+    return d * 1
+
+
+def _diag_before_a_write_into_an_intermediate(x):
+    y = x * 2
+    d = np.diag(y, 1)
+    y[0, 1] = -5.0
+    return d.sum()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_np_diag_of_a_2d_array_is_a_view_that_sees_later_writes(mode):
+    # np.diag of a 2-d array is np.diagonal's view: it was traced as a copy (stale values)
+    _check(_diag_before_a_write_into_the_argument, _square, mode=mode)
+    _check(_diag_before_a_write_into_an_intermediate, _square, mode=mode)
+
+
+def test_writing_into_np_diag_of_a_2d_array_is_numpys_read_only_error():
+    def f(x):
+        d = np.diag(x)
+        d[0] = 5.0
+        return x
+
+    with pytest.raises(ValueError, match="read-only"):
+        f(_square())
+    with pytest.raises(ValueError, match="read-only"):
+        tracejit.jit(f, backend="interpreter")(_square())
+
+
+def test_np_diag_of_a_1d_array_is_still_a_new_writeable_array():
+    def f(v):
+        d = np.diag(v)
+        d[0, 1] = 7.0
+        return d, v
+
+    _check(f, lambda: np.arange(3.0), mode={"backend": "interpreter"})
+
+
+def _returns_the_diagonal_of_an_array_written_after(x):
+    y = x * 1
+    d = np.diagonal(y)
+    y[0, 0] = 50.0
+    return d
+
+
+def _stores_the_diagonal_of_an_array_written_after(x, out):
+    d = np.diagonal(x)
+    x[1, 1] = -1.0
+    out["diag"] = d
+    return None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_returned_diagonal_of_an_array_written_after_it_is_its_new_diagonal(mode):
+    # the stale read-only view was brought up to date after the trace had finished:
+    # EscapedTracerError
+    _check(_returns_the_diagonal_of_an_array_written_after, _square, mode=mode)
+    jf = tracejit.jit(_stores_the_diagonal_of_an_array_written_after, **mode)
+    x, out = _square(), {}
+    jf(x, out)
+    np.testing.assert_array_equal(out["diag"], [0.0, -1.0, 8.0])
+    np.testing.assert_array_equal(x[1, 1], -1.0)
