@@ -1,5 +1,7 @@
 """Aliasing bugs found by hunting (helper: aliasing, in-place writes, buffer reuse): each test
 is the smallest program that went wrong, checked against NumPy running the same function."""
+import re
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,57 @@ def test_a_returned_diagonal_of_an_array_written_after_it_is_its_new_diagonal(mo
     jf(x, out)
     np.testing.assert_array_equal(out["diag"], [0.0, -1.0, 8.0])
     np.testing.assert_array_equal(x[1, 1], -1.0)
+
+
+class _Holder:
+    def __init__(self):
+        self.W = np.arange(4.0)
+        self.count = np.zeros(1)
+
+    def step(self, x):
+        self.count[0] += 1          # Python does it on the array itself: once, at trace time
+        return self.W * x
+
+
+_cfg = _Holder()
+_tables = {"W": np.arange(4.0)}
+
+
+def _scaled_then_reset(x):
+    y = _cfg.W * x
+    _cfg.W[1] = 7.0                 # the program read W after this write: y was [0, 7, 2, 3]
+    return y
+
+
+def _scaled_then_reset_in_a_dict(x):
+    y = _tables["W"] * x
+    _tables["W"][...] = 0.0
+    return y
+
+
+@pytest.mark.parametrize("fn, label", [(_scaled_then_reset, "_cfg.W"),
+                                       (_scaled_then_reset_in_a_dict, "_tables['W']")])
+def test_a_write_into_an_array_held_by_a_global_object_or_dict_is_refused(fn, label):
+    # as a write into a global array is: it ran once at trace time, on the array itself, and
+    # the ops before it read the written array
+    with pytest.raises(tracejit.UnsupportedError, match=rf"writes into {re.escape(label)}, an array it "
+                                                        "reads from outside itself"):
+        tracejit.jit(fn, backend="interpreter")(np.ones(4))
+
+
+def test_a_write_into_self_of_a_jitted_bound_method_is_refused():
+    # jit(obj.step) reaches self's arrays from outside (a decorated method takes self as an
+    # argument and writes back): the count went up once, not at every call
+    with pytest.raises(tracejit.UnsupportedError, match=r"writes into self\.count"):
+        tracejit.jit(_Holder().step, backend="interpreter")(np.ones(4))
+
+
+def test_reading_arrays_held_by_a_global_object_sees_their_changes_in_place():
+    def f(x):
+        return _cfg.W * x + _tables["W"]
+
+    jf = tracejit.jit(f, backend="interpreter")
+    for k in range(3):
+        _cfg.W[:] = k
+        _tables["W"][:] = -k
+        np.testing.assert_array_equal(jf(np.ones(4)), np.zeros(4))

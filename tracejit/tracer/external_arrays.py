@@ -38,6 +38,7 @@ import dis
 import functools
 import sysconfig
 import types
+import zlib
 
 import numpy as np
 
@@ -272,6 +273,7 @@ class ExternalArrays:
         self._used: dict = {}            # id -> the array, of those an op took
         self._by_owner = None            # (len(_outside), {id(memory owner): arrays})
         self._visited = 0
+        self._checksums: dict = {}       # id -> checksum of an outside array (``snapshot``)
         for label, array in outside:
             self._outside.setdefault(id(array), (array, label, True))
 
@@ -444,12 +446,29 @@ class ExternalArrays:
     def smallest_lifted(self) -> int:
         return min(t.size for t, _, _ in self.tracers)
 
+    def snapshot(self) -> None:
+        """Checksum the arrays reached from outside before the function runs: Python code
+        that writes into one (``cfg.W[0] += 1``, ``self.count[0] = 0`` of a ``jit(obj.step)``)
+        does it on the array itself, once at trace time and not at every call, and an op
+        that read the array before the write reads the written one in the program."""
+        self._checksums = {key: _checksum(a) for key, (a, _, _) in self._outside.items()}
+
     def written(self) -> tuple[str, object] | None:
-        """(label, where) of the first lifted array the function wrote into, if any."""
+        """(label, where) of the first lifted array the function wrote into, if any, or of
+        one reached from outside whose contents changed since ``snapshot`` (where unknown)."""
         for tracer, first, label in self.tracers:
             if tracer._val is not first:
                 return label, self.trace.written_at.get(id(tracer))
+        for key, (a, label, _) in self._outside.items():
+            before = self._checksums.get(key)
+            if before is not None and _checksum(a) != before:
+                return label, None
         return None
+
+
+def _checksum(a: np.ndarray) -> int:
+    """A checksum of ``a``'s bytes (no copy of a C-contiguous array)."""
+    return zlib.crc32(np.ascontiguousarray(a).reshape(-1).view(np.uint8))
 
 
 def resolve(path):

@@ -154,6 +154,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
             for label, value in reach:
                 externals.reach(value, label)
         run = externals.shadow(fn) if externals else fn
+        if externals is not None:
+            externals.snapshot()
         made = concretizations()
         try:
             with numpy_sees_tracers():
