@@ -114,6 +114,9 @@ elif case == "softmax":
 elif case == "mlp":
     from benchmarks.train_step import jax_step
     g = jax_step(); f = lambda: g(); args = ()
+elif case == "cnn":
+    from benchmarks.models import jax_cnn_step
+    g = jax_cnn_step(); f = lambda: g(); args = ()
 else:
     print("nan"); sys.exit(0)
 t1 = time.perf_counter()

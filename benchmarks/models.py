@@ -69,6 +69,50 @@ class TracejitTrainer:
 
 # -- PyTorch -------------------------------------------------------------------------------------
 
+def jax_cnn_step():
+    """The CNN's training step (forward, cross-entropy, backward, Adam) under jax.jit, for
+    first-call comparisons (benchmarks/compile.py): a function of no arguments that runs one
+    step, or None without JAX. Same shapes, float32, NCHW/OIHW as tracejit.nn's Conv2d."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    rng = np.random.default_rng(0)
+
+    def w(*shape):
+        return jnp.asarray(rng.standard_normal(shape).astype(np.float32) * 0.05)
+    params = {"c1": w(32, 1, 3, 3), "c1b": w(32), "c2": w(64, 32, 3, 3), "c2b": w(64),
+              "f1": w(64 * 28 * 28, 128), "f1b": w(128), "f2": w(128, 10), "f2b": w(10)}
+
+    def conv(x, k, b):
+        y = jax.lax.conv_general_dilated(x, k, (1, 1), ((1, 1), (1, 1)),
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return y + b[None, :, None, None]
+
+    def loss(p, x, y):
+        h = jax.nn.relu(conv(x, p["c1"], p["c1b"]))
+        h = jax.nn.relu(conv(h, p["c2"], p["c2b"])).reshape(x.shape[0], -1)
+        h = jax.nn.relu(h @ p["f1"] + p["f1b"])
+        logp = jax.nn.log_softmax(h @ p["f2"] + p["f2b"], axis=1)
+        return -logp[jnp.arange(x.shape[0]), y].mean()
+
+    @jax.jit
+    def step(p, m, v, t, x, y):
+        value, g = jax.value_and_grad(loss)(p, x, y)
+        t = t + 1
+        m = {k: 0.9 * m[k] + 0.1 * g[k] for k in p}
+        v = {k: 0.999 * v[k] + 0.001 * g[k] * g[k] for k in p}
+        c1, c2 = 1 - 0.9 ** t, 1 - 0.999 ** t
+        p = {k: p[k] - LR * (m[k] / c1) / (jnp.sqrt(v[k] / c2) + 1e-8) for k in p}
+        return p, m, v, t, value
+    zeros = {k: jnp.zeros_like(a) for k, a in params.items()}
+    x = jnp.asarray(rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32))
+    y = jnp.asarray(rng.integers(0, 10, BATCH))
+    t = jnp.asarray(0.0, jnp.float32)
+    return lambda: jax.block_until_ready(step(params, zeros, zeros, t, x, y))
+
+
 def torch_available() -> bool:
     try:
         import torch  # noqa: F401

@@ -103,10 +103,11 @@ def profile(jitted, *args, repeat: int = 3, **kwargs):
             continue
         i = int(m.group(1))
         spec, g = program.plan.kernels[i], groups[i]
-        rows.append(KernelRow(name, i, ms, runs[0].get("#" + name, 0), g.kind,
-                              [str(v.type) for v in spec.outputs],
-                              " ".join(dict.fromkeys(op.opdef.name for op in g.ops)),
-                              spec.source))
+        # a loop's driver (a whole scan, while or fori loop) has no fusion group of its own
+        kind = g.kind if g is not None else "loop"
+        ops = "" if g is None else " ".join(dict.fromkeys(op.opdef.name for op in g.ops))
+        rows.append(KernelRow(name, i, ms, runs[0].get("#" + name, 0), kind,
+                              [str(v.type) for v in spec.outputs], ops, spec.source))
     rows.sort(key=lambda r: -r.ms)
     return rows, float(np.median(totals)) * 1e3, float(np.median(compiled)) * 1e3
 
