@@ -148,3 +148,15 @@ def test_reading_arrays_held_by_a_global_object_sees_their_changes_in_place():
         _cfg.W[:] = k
         _tables["W"][:] = -k
         np.testing.assert_array_equal(jf(np.ones(4)), np.zeros(4))
+
+
+def test_arrays_of_python_objects_held_by_a_global_object_do_not_stop_the_trace():
+    holder = _Holder()
+    holder.names = np.array(["a", None], dtype=object)
+    holder.labels = np.array(["ab", "c"])
+
+    def f(x):
+        return x * holder.W
+
+    np.testing.assert_array_equal(tracejit.jit(f, backend="interpreter")(np.ones(4)),
+                                  np.arange(4.0))
