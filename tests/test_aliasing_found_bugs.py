@@ -160,3 +160,28 @@ def test_arrays_of_python_objects_held_by_a_global_object_do_not_stop_the_trace(
 
     np.testing.assert_array_equal(tracejit.jit(f, backend="interpreter")(np.ones(4)),
                                   np.arange(4.0))
+
+
+def _sum_of_both(x, y):
+    return (x + y).sum()
+
+
+@pytest.mark.parametrize("transform", [
+    lambda: tracejit.grad(_sum_of_both, argnums=(0, 1)),
+    lambda: tracejit.jit(tracejit.grad(_sum_of_both, argnums=(0, 1)), backend="interpreter"),
+    lambda: lambda x, y: tracejit.value_and_grad(_sum_of_both, argnums=(0, 1))(x, y)[1],
+    lambda: lambda x, y: tracejit.vjp(lambda a, b: a + b, x, y)[1](np.ones(3)),
+], ids=["grad", "jit_grad", "value_and_grad", "vjp"])
+def test_gradients_of_two_arguments_with_one_value_are_separate_arrays(transform):
+    # d(x + y) is one cotangent for both: it came back as one array twice, so scaling each
+    # gradient in place (clipping) scaled it twice
+    gx, gy = transform()(np.ones(3), np.ones(3))
+    for g in (gx, gy):
+        g *= 0.5
+    np.testing.assert_array_equal(gx, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(gy, [0.5, 0.5, 0.5])
+
+
+def test_gradients_of_two_leaves_of_a_dict_with_one_value_are_separate_arrays():
+    g = tracejit.grad(lambda p: (p["a"] + p["b"]).sum())({"a": np.ones(2), "b": np.ones(2)})
+    assert not np.shares_memory(g["a"], g["b"])

@@ -252,6 +252,20 @@ def _with_aux(fn, has_aux: bool, what: str):
     return body
 
 
+def _apart(values: list) -> list:
+    """``values`` with each one that repeats an earlier one made a separate array: the
+    gradients of ``x + y`` are one value, and an in-place update of one leaf's gradient
+    (``g *= scale`` for each) must not reach another's, as with PyTorch's ``.grad``. (A
+    traced one is a new tracer of the same value: jit returns it as its own array.)"""
+    out, seen = [], set()
+    for v in values:
+        if id(v) in seen:
+            v = Tracer(v._value, v._trace, v._weak) if isinstance(v, Tracer) else np.copy(v)
+        seen.add(id(v))
+        out.append(v)
+    return out
+
+
 def _value_and_grad_traced(fn, argnums, has_aux, what):
     names = _arg_names(fn)
 
@@ -279,7 +293,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
                    + [np.ones((), loss.dtype.np)])
         n = len(f.results)
         value, aux = unflatten(t.out_tree, outs[:n])
-        of_leaf = dict(zip(wrt, outs[n:]))
+        of_leaf = dict(zip(wrt, _apart(outs[n:])))
         # an argument holding no leaves ({}, None) has none: its gradient is itself
         grads = [unflatten(flatten(args[k])[1],
                            [of_leaf[i] for i in range(starts[k], starts[k + 1])])
@@ -416,7 +430,7 @@ def vjp(fn, *primals, has_aux=False):
                                  ValueError)
         cts = run(split.backward, list(residuals) + [ct_leaves[i] for i in ct_results])
         full = [None] * len(leaves)
-        for i, c in zip(wrt, cts):
+        for i, c in zip(wrt, _apart(cts)):
             full[i] = c
         return unflatten(in_tree, full)[0]
 
