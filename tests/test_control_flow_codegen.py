@@ -2,6 +2,8 @@
 module (no Python per iteration), a body no native module can run as a Python loop in the
 entry; and the NumPy tier running the regions' programs. Every case against the reference
 interpreter. Shapes are shared (f32[4,8]) so that the cases share compiled kernels."""
+import re
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,45 @@ def test_a_loop_body_that_concatenates_is_compiled_directly_on_every_axis():
     before = set(direct.refused())
     check(g, H, XS)
     assert set(direct.refused()) == before
+
+
+def test_a_carry_computed_by_a_body_kernel_swaps_buffers_instead_of_being_copied():
+    source = check(lambda h, xs: tj.scan(cell, h, xs), H, XS)
+    lines = source.split("# entry")[0].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("for t"))
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    loop = []
+    for line in lines[start + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        loop.append(line)
+    # the carry h takes the kernel's output buffer, whose name swaps with a spare's
+    assert any(re.fullmatch(r"\s*(b\d+), (b\d+) = \2, \1", line) for line in loop), loop
+    assert not any("copy_elements" in line for line in loop), loop
+
+
+@pytest.mark.parametrize("case", ["swapped", "twice", "kept", "nested", "while"])
+def test_carries_that_swap_repeat_or_pass_through_match_the_interpreter(case):
+    """Carries taking over their kernels' buffers: a carry passed on as another (a swap), one
+    result given to two carries, an unchanged carry beside a changing one, a nested loop's
+    carries, and a while loop's."""
+    if case == "swapped":
+        f = lambda a, b: tj.scan(lambda c, x: ((np.tanh(c[1] + x), c[0] * 0.5), c[0].sum()),
+                                 (a, b), XS)
+    elif case == "twice":
+        f = lambda a, b: tj.scan(lambda c, x: ((np.tanh(c[0] @ W + x),) * 2, c[1].sum()),
+                                 (a, b), XS)
+    elif case == "kept":
+        f = lambda a, b: tj.scan(lambda c, x: ((c[0], np.tanh(c[1] @ W + x + c[0])),
+                                               c[1].sum()), (a, b), XS)
+    elif case == "nested":
+        def f(a, b):
+            def outer(c, x):
+                inner, _ = tj.scan(lambda d, y: (np.tanh(d @ U + y), y.sum()), c, XS[:3])
+                return inner + x, inner.sum()
+            return tj.scan(outer, a + b, XS)
+    else:
+        f = lambda a, b: tj.while_loop(lambda c: c[2] < 4,
+                                       lambda c: (np.tanh(c[1] @ W), c[0] + 1.0, c[2] + 1),
+                                       (a, b, np.int32(0)))
+    check(f, H, H * 0.5)

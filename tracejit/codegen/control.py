@@ -146,8 +146,12 @@ def while_loop(P, op, outs: list | None = None):
 def _next_carries(P, carry: list, res: list, values: list) -> list:
     """Statements at the end of an iteration making its results the carries. The entry
     rebinds the names. A native driver allocates its buffers once (loops.py), so the next
-    iteration rewrites the buffers these results are in: each carry is copied into a buffer of
-    its own (through a temporary when it is another carry, as in a swap)."""
+    iteration rewrites the buffers these results are in. A carry whose result is a buffer the
+    body writes whole every iteration (``P.rewritten``), and no other result, takes that
+    buffer over, and the buffer's name swaps with a spare's, so the next iteration writes
+    there while reading the carry: the RNN's backward scan copied 360 KB a step. Any other
+    carry is copied into a buffer of its own (through a temporary when it is another carry,
+    as in a swap)."""
     if P.entry:
         return _assign(carry, res)
     lines, sources = [], []
@@ -163,15 +167,20 @@ def _next_carries(P, carry: list, res: list, values: list) -> list:
             lines += copy_into(P, tmp, r, shape)
             r = tmp
         sources.append(r)
-    own = []
+    own, swaps = [], []
     for c, r, v in zip(carry, sources, values):
         if r == c:
             own.append(c)                  # unchanged: it keeps its buffer
             continue
+        if r in P.rewritten and res.count(r) == 1:
+            spare = P.loop_buffer(tuple(v.shape), v.type.dtype)
+            swaps.append(f"{r}, {spare} = {spare}, {r}")
+            own.append(r)
+            continue
         buf = P.loop_buffer(tuple(v.shape), v.type.dtype)
         lines += copy_into(P, buf, r, tuple(v.shape))
         own.append(buf)
-    return lines + _assign(carry, own)
+    return lines + _assign(carry, own) + swaps
 
 
 def _copies(P, names: list) -> list:

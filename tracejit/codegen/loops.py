@@ -12,8 +12,9 @@ backward loop took 5.4 s to compile, its driver alone about 2 s of that, since L
 re-optimized every linked kernel with it.
 
 Inside the driver: buffers are ``np.empty`` once, before the loops, and rewritten by every
-iteration; a loop copies its carries into buffers of their own at the end of each iteration
-(control.py), since the next one rewrites the buffers its results are in. No allocation is
+iteration; a carry whose next value is in such a buffer takes that buffer over, and the body
+writes the next iteration's value into a spare one (the two swap names each iteration, no
+copy); other carries are copied into buffers of their own (control.py). No allocation is
 left inside a loop, so codegen/direct compiles the driver (Numba compiled one in 1-1.2 s).
 No arena, no result pool, no threads; scalar constants are typed literals, array constants extra arguments (after the
 operands), sizes literals; a group of layout ops is a generated kernel, ``pad`` and
@@ -66,6 +67,9 @@ class NativeLoop:
         self.constants: list = []       # array constant Values, passed after the operands
         self.prologue: list[str] = []   # buffers, allocated once before the loops
         self.fixed: set = set()         # names bound once: buffers, operands, constants
+        # buffers a body statement writes whole each time it runs (a kernel's output, a
+        # movement op's): a carry can take one over instead of copying it (control.py)
+        self.rewritten: set = set()
         self.n = 0
 
     # -- the planner interface of control.py ------------------------------------------------
@@ -129,6 +133,7 @@ class NativeLoop:
 
     def _buffer(self, v) -> str:
         name = self.names[v] = self.loop_buffer(tuple(v.shape), v.type.dtype)
+        self.rewritten.add(name)
         return name
 
     def _kernel(self, g):
