@@ -7,7 +7,7 @@ import tracejit
 from tracejit.driver import compile_function, fusion_of
 from tracejit.ir import interpret
 
-from strategies import random_programs
+from strategies import control_flow_programs, random_programs
 
 
 def _same(expected, got):
@@ -69,6 +69,21 @@ _NO_CONVERT = None
 @settings(max_examples=12)
 @given(random_programs(max_ops=6, special_values=False))
 def test_random_programs_match_the_interpreter(program):
+    _run_both(*program)
+
+
+@settings(max_examples=8)
+@given(control_flow_programs(special_values=False))
+def test_random_control_flow_programs_match_the_interpreter(program):
+    """Loops compiled as native modules (carries taking over their kernels' buffers, conds
+    nested in bodies), conds as branches of the entry."""
+    _run_both(*program)
+
+
+@pytest.mark.slow
+@settings(max_examples=80)
+@given(control_flow_programs(max_ops=6, special_values=False))
+def test_many_random_control_flow_programs_match_the_interpreter(program):
     _run_both(*program)
 
 
