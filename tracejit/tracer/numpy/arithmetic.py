@@ -53,10 +53,17 @@ def true_divide(a, b):
 
 
 def numeric_dtype(name, a, b):
-    """The result dtype of an op NumPy refuses on bools (floor_divide, power, maximum, ...)."""
+    """The result dtype of np.<name> (floor_divide, remainder, power, fmod, fmax, ...): on
+    bools NumPy's own (its loops for these start at int8, 'bb->b': bool // bool is int8;
+    fmax and fmin have bool loops)."""
     d = result_dtype(a, b)
     if d.is_bool:
-        raise unsupported(f"{name} on bool arrays", "convert to an integer dtype first")
+        empty = np.zeros(0, np.bool_)
+        try:
+            return dtypes.as_dtype(getattr(np, name)(empty, empty).dtype)
+        except TypeError:       # a NumPy without a loop for them
+            raise unsupported(f"{name} on bool arrays",
+                              "convert to an integer dtype first") from None
     return d
 
 

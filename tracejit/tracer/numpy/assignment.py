@@ -120,11 +120,12 @@ def _is_array_key(k) -> bool:
     return isinstance(k, list) or (isinstance(k, tuple) and has_tracer(k))
 
 
-def fit(value, target: Tracer, shape=None) -> Tracer:
+def fit(value, target: Tracer, shape=None, fancy=False) -> Tracer:
     """``value`` as written into ``target`` (or into ``shape`` elements of it): cast to its
-    dtype as an assignment does (unsafe), broadcast to its shape."""
+    dtype as an assignment does (unsafe), broadcast to its shape. ``fancy``: by an integer
+    array or mask key (see _as_written)."""
     shape = target.shape if shape is None else tuple(shape)
-    v = _as_written(value, target)
+    v = _as_written(value, target, fancy)
     while v.ndim > len(shape) and v.shape[0] == 1:
         v = reshape(v, v.shape[1:])
     try:
@@ -139,15 +140,20 @@ def fit(value, target: Tracer, shape=None) -> Tracer:
     return broadcast_to(convert(v, dt(target)), shape)
 
 
-def _as_written(value, target: Tracer) -> Tracer:
+def _as_written(value, target: Tracer, fancy=False) -> Tracer:
     """``value`` lifted for a write into ``target``. Numbers and lists of them, known while
     tracing, are converted by NumPy's own assignment, which refuses what would not fit
     (``x[0] = 300`` into int8 is its OverflowError, at the user's line, not a wrapped 44);
-    arrays are cast unsafely, as NumPy casts them."""
+    arrays are cast unsafely, as NumPy casts them. A ``fancy`` write (an integer array or a
+    mask key) makes a NumPy scalar an array of its own dtype, cast unsafely too:
+    ``x[mask] = np.int64(300)`` into int8 is 44, where ``x[0] = np.int64(300)`` raises."""
     if not isinstance(value, (bool, int, float, np.generic, list, tuple)) or (
             isinstance(value, (list, tuple)) and has_tracer(value)):
         return lift(value, target._trace)
     d = dt(target)
+    if fancy and isinstance(value, np.generic):
+        with np.errstate(all="ignore"):
+            return constant(np.asarray(value).astype(d.np), trace=target._trace)
     try:
         written = np.empty(np.shape(value), d.np)
         written[...] = value
@@ -196,7 +202,7 @@ def _set_masked(x, keys, value):
             raise value.refusal(f"z[mask] = x[mask] of another rank (elements of shape "
                                 f"{value.rest} into elements of shape {rest})")
     else:
-        v = _as_written(value, x)
+        v = _as_written(value, x, fancy=True)
         if v.ndim > len(rest) and v.size != 1:
             raise unsupported("x[mask] = v with an array v of one value per selected element "
                               "(its length depends on the data)",
@@ -226,7 +232,7 @@ def _set_masked_after_slices(x, keys, value):
         raise numpy_error(IndexError, f"boolean index of shape {mask.shape} does not match "
                           f"the array's shape {x.shape} at axis {lead}",
                           "the mask's shape must match the axes it indexes")
-    v = None if isinstance(value, Selection) else _as_written(value, x)
+    v = None if isinstance(value, Selection) else _as_written(value, x, fancy=True)
     if v is None or v.size != 1:
         raise unsupported("x[..., mask] = v with a v of more than one value (its layout "
                           "depends on the data)", "write one value, or use np.where(mask, "
@@ -240,7 +246,7 @@ def _set_positions(x, key, value):
     flat = reshape(x, (-1,)) if x.ndim != 1 else x
     if _constant_key(key):
         where_ = np.arange(x.size).reshape(x.shape)[key]       # NumPy's own reading of key
-        v = fit(value, x, where_.shape)
+        v = fit(value, x, where_.shape, fancy=True)
         pos = where_.reshape(-1)
         # Repeated positions: NumPy's last write wins; keep only those writes.
         _, last_rev = np.unique(pos[::-1], return_index=True)
@@ -252,7 +258,7 @@ def _set_positions(x, key, value):
     else:
         grid = reshape(iota((x.size,), 0, dtypes.int64, x._trace), x.shape)
         positions = getitem(grid, key)
-        v = reshape(fit(value, x, positions.shape), (-1,))
+        v = reshape(fit(value, x, positions.shape, fancy=True), (-1,))
         positions = reshape(positions, (-1,))
     if positions.size == 0:
         return

@@ -17,6 +17,8 @@ def _convert(obj, dtype, copy, ndmin=0, order=None) -> Tracer:
     not laid out so is copied (so that writes into the result do not reach ``obj``)."""
     x = lift(obj)
     made = x is not obj             # a list, a NumPy array or a number: a new array
+    if x._weak:                     # a traced Python number too, an array of NumPy's dtype
+        x, made = Tracer(x._value, x._trace, False), True
     if dtype is not None and requested_dtype(dtype) != dt(x):
         x, made = astype(x, dtype), True
     want = _order(x, order) if not made else None

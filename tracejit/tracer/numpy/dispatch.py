@@ -319,7 +319,7 @@ def handle_ufunc(ufunc, method, inputs, kwargs):
     out = kwargs.pop("out", None)     # NumPy passes a positional out here too, as a tuple
     if isinstance(out, tuple) and all(o is None for o in out):
         out = None
-    result = fresh(_ufunc_result(ufunc, fn, name, method, inputs, kwargs), inputs)
+    result = strong(fresh(_ufunc_result(ufunc, fn, name, method, inputs, kwargs), inputs))
     return assignment.write_out(result, out, f"ufunc '{ufunc.__name__}'",
                                 "unsafe" if method == "reduce" else "same_kind")
 
@@ -378,10 +378,26 @@ def handle_function(func, args, kwargs):
         link_readonly(result, args[0], lambda parent: fn(parent, *args[1:], **kwargs))
     elif func not in VIEW_FUNCTIONS:
         result = fresh(result, _tracers(args, kwargs))
+    result = strong(result)
     if out is None:
         return result
     return assignment.write_out(result, out, _name(func),
                                 "same_kind" if func in _UFUNC_OUT else "unsafe")
+
+
+def strong(result):
+    """``result`` as NumPy returns it: an array or a NumPy scalar, strong under NEP 50 even
+    when made of Python numbers alone. A traced Python number (a float or int argument ``s``)
+    is weak, and stays weak through Python's own operators (``s * 2``, ``-s``: Python numbers
+    again), but ``np.sqrt(s)``, ``np.add(s, 1)``, ``np.asarray(s)`` or ``np.sum(s)`` is a
+    float64 or int64 that takes part in promotion (``x32 * np.sqrt(s)`` is float64, ``u8 +
+    np.full(3, s)`` int64); kept weak, they took the array's dtype (float32, a wrapped uint8)."""
+    if isinstance(result, (list, tuple)):
+        items = [strong(r) for r in result]     # a namedtuple (SlogdetResult) takes *items
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if getattr(result, "_weak", False) and hasattr(result, "_view"):
+        return type(result)(result._value, result._trace, False)
+    return result
 
 
 def _gather_view(func, args) -> bool:

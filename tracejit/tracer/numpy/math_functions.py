@@ -172,11 +172,21 @@ def _int_preserving(opdef, name):
     def f(x):
         x = lift(x)
         if not dt(x).is_float:
-            if dt(x).is_bool:
-                raise unsupported(f"np.{name} of a bool array")
+            if dt(x).is_bool:       # NumPy's own dtype: bool (its '?->?' loop) or float16
+                return _bool_rounded(name, x)
             return x
         return unary_op(opdef, x)
     return f
+
+
+def _bool_rounded(name, x):
+    """np.floor, np.ceil, np.trunc of a bool array: the bools themselves in NumPy 2.4 (a bool
+    loop), float16 in NumPys without one."""
+    try:
+        d = dtypes.as_dtype(getattr(np, name)(np.zeros(0, np.bool_)).dtype)
+    except TypeError:
+        raise unsupported(f"np.{name} of a bool array") from None
+    return x if d.is_bool else convert(x, d)
 
 
 floor = _int_preserving(ops.floor, "floor")
@@ -185,6 +195,8 @@ ceil = _int_preserving(ops.ceil, "ceil")
 
 def trunc(x):
     x = lift(x)
+    if dt(x).is_bool:
+        return _bool_rounded("trunc", x)
     if not dt(x).is_float:
         return x
     return where(less(x, 0), ceil(x), floor(x))

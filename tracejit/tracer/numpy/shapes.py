@@ -14,7 +14,8 @@ from ..errors import numpy_error
 from ..trace_state import current_trace
 from ..tracer import Tracer
 from ..views import in_order, proxy
-from .lifting import astype, broadcast_to, constant, emit, lift, lift_all, reshape
+from .lifting import (astype, broadcast_to, constant, emit, lift, lift_all, note_python_int,
+                      reshape)
 from .rules import normalize_axes, normalize_axis, requested_dtype
 
 
@@ -115,7 +116,11 @@ def iota(shape, dim, dtype=dtypes.int64, trace=None) -> Tracer:
 def full(shape, value, dtype=None, trace=None) -> Tracer:
     trace = trace or current_trace()
     if isinstance(value, Tracer):
-        v = value if dtype is None else astype(value, dtype)
+        if dtype is None:       # NumPy's array of a Python number is strong (np.full(3, s))
+            v = value if not value._weak else Tracer(value._value, value._trace, False)
+        else:                   # a Python int that does not fit is NumPy's OverflowError
+            note_python_int(value, requested_dtype(dtype))
+            v = astype(value, dtype)
         return broadcast_to(v, shape)
     arr = np.asarray(value, dtype=None if dtype is None else requested_dtype(dtype).np)
     return broadcast_to(constant(arr, trace=trace), tuple(shape))

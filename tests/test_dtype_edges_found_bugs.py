@@ -1,0 +1,98 @@
+"""Regression tests for dtypes and values at the edges, compiled code and the NumPy tier against
+NumPy 2 eager (NEP 50: Python numbers are weak, what NumPy returns is not). Each test failed
+before its fix."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+
+
+def _same(got, want):
+    assert type(got) is type(want) or isinstance(got, tuple) == isinstance(want, tuple)
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    np.testing.assert_array_equal(got, want)
+
+
+def _both_tiers(f, *args):
+    want = f(*args)
+    for tiered in (True, False):
+        _same(tj.jit(f, tiered=tiered)(*args), want)
+
+
+# -- a traced Python number becomes strong where NumPy makes an array or scalar of it ----------
+
+def _numpy_of_python_number(a, s):
+    return (a * np.sqrt(s), a + np.add(s, 1), a + np.asarray(s), a + np.full(3, s),
+            a + np.sum(s), a + np.maximum(s, 0), a + np.broadcast_to(s, (3,)),
+            a * np.abs(s), a + np.cumsum(s), a + np.zeros_like(s),
+            a * (s * 2 + 1), a + abs(s), a + s // 2)     # Python's own: still weak
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_numpy_functions_of_a_python_number_argument_are_strong(dtype):
+    """``x32 * np.sqrt(s)`` is float64 in NumPy (np.sqrt of a Python float is an np.float64),
+    ``u8 + np.full(3, s)`` int64; a Python number argument stayed weak through them, so they
+    kept float32 and uint8 (200 + 100 wrapped to 44). Python's own operators on it give a
+    Python number, still weak."""
+    a = np.array([1, 2, 200], dtype)
+    for s in (100, 2.5):
+        _both_tiers(_numpy_of_python_number, a, s)
+
+
+def test_full_like_of_a_python_int_argument_that_does_not_fit_raises_as_numpy():
+    """np.full_like(u8, 300) is NumPy's OverflowError; with 300 an argument it wrapped to 44."""
+    def f(a, s):
+        return np.full_like(a, s), np.full(2, s, np.int8)
+
+    a = np.zeros(3, np.uint8)
+    _both_tiers(f, a, 7)
+    for s in (300, -1):
+        for tiered in (True, False):
+            with pytest.raises(OverflowError):
+                tj.jit(f, tiered=tiered)(a, s)
+
+
+# -- bool operands of the ops whose NumPy loops start at int8 -----------------------------------
+
+def _bool_arithmetic(a, b):
+    return (a // b, a % b, a ** b, np.fmod(a, b), np.divmod(a, b), np.fmax(a, b),
+            np.fmin(a, b), a // True, a ** False, np.floor(a), np.ceil(a), np.trunc(a))
+
+
+def test_bool_floor_divide_remainder_power_fmax_and_floor_give_numpys_dtypes():
+    """bool // bool, %, ** and fmod are int8 in NumPy (its 'bb->b' loops), fmax and fmin of
+    bools are bools, and NumPy 2.4's floor, ceil and trunc of bools are the bools; all were
+    refused while tracing."""
+    a, b = np.array([True, False, True, False]), np.array([True, True, False, False])
+    with np.errstate(divide="ignore"):
+        _both_tiers(_bool_arithmetic, a, b)
+
+
+# -- writes -------------------------------------------------------------------------------------
+
+def _fancy_writes(x, m, i):
+    x = x.copy()
+    x[m] = np.int64(300)            # a NumPy scalar, by a mask: cast unsafely (44)
+    x[i] = np.float64(1e5)          # by integer positions: -96
+    x[:, 0][np.array([1])] = np.uint64(2**64 - 1)
+    return x
+
+
+def test_a_numpy_scalar_written_by_a_mask_or_integer_key_is_cast_unsafely_as_numpy():
+    """NumPy's fancy assignment makes a NumPy scalar an array of its own dtype and casts it
+    (x[mask] = np.int64(300) into int8 is 44), where x[0] = np.int64(300) raises; tracejit
+    raised OverflowError, calling it a Python integer, for both."""
+    x = np.arange(6, dtype=np.int8).reshape(2, 3)
+    m = np.array([[True, False, False], [False, False, True]])
+    with np.errstate(invalid="ignore", over="ignore"):
+        _both_tiers(_fancy_writes, x, m, (np.array([0]), np.array([1])))
+    with pytest.raises(OverflowError):
+        tj.jit(lambda x: (x.__setitem__(0, np.int64(300)), x)[1])(x.copy())
