@@ -185,3 +185,40 @@ def test_gradients_of_two_arguments_with_one_value_are_separate_arrays(transform
 def test_gradients_of_two_leaves_of_a_dict_with_one_value_are_separate_arrays():
     g = tracejit.grad(lambda p: (p["a"] + p["b"]).sum())({"a": np.ones(2), "b": np.ones(2)})
     assert not np.shares_memory(g["a"], g["b"])
+
+
+def _write_into_an_unstacked_row(x):
+    a, b = np.unstack(x)
+    b[0] = 99.0                     # a view in NumPy: reaches x
+    x[0, 2] = -1.0                  # and a later write into x reaches a
+    return x, a
+
+
+def _write_into_astype_without_a_copy(x):
+    v = np.astype(x, x.dtype, copy=False)      # x itself in NumPy
+    v[0, 0] = 99.0
+    return x
+
+
+def _write_into_real_if_close(x):
+    v = np.real_if_close(x)                     # x itself for a real x
+    v[1, 1] = 99.0
+    return x
+
+
+@pytest.mark.parametrize("fn", [_write_into_an_unstacked_row, _write_into_astype_without_a_copy,
+                                _write_into_real_if_close])
+def test_numpy_functions_that_return_views_or_the_array_itself_share_its_memory(fn):
+    # they were traced as copies: writes through them did not reach the argument
+    _check(fn, lambda: np.arange(6.0).reshape(2, 3), mode={"backend": "interpreter"})
+
+
+def test_astype_function_with_a_copy_or_another_dtype_is_a_new_array():
+    def f(x):
+        a = np.astype(x, x.dtype)
+        b = np.astype(x, np.float32, copy=False)
+        a[0, 0] = 99.0
+        b[0, 1] = 99.0
+        return x, a, b
+
+    _check(f, lambda: np.arange(6.0).reshape(2, 3), mode={"backend": "interpreter"})

@@ -134,7 +134,8 @@ FUNCTIONS = {
     np.pad: padding.pad,
     np.zeros_like: shapes.filled_like(0), np.ones_like: shapes.filled_like(1),
     np.empty_like: shapes.filled_like(0), np.full_like: shapes.full_like,
-    np.astype: lambda x, dtype, /, *, copy=True, device=None: lifting.astype(x, dtype),
+    np.astype: lambda x, dtype, /, *, copy=True, device=None: lifting.lift(x).astype(
+        dtype, copy=copy),
     np.copy: lambda a, order="K", subok=False: lifting.lift(a),
     np.shape: lambda a: lifting.lift(a).shape, np.ndim: lambda a: lifting.lift(a).ndim,
     np.size: lambda a, axis=None: (lifting.lift(a).size if axis is None
@@ -277,7 +278,8 @@ VIEW_FUNCTIONS = {
     np.flipud, np.rot90, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split,
     np.array_split, np.hsplit, np.vsplit, np.dsplit,
     # the argument itself when it needs no conversion (conversion.py copies when asked to)
-    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
+    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.astype,
+    np.real_if_close, np.unstack,
 }
 # Read-only views that tracejit computes with a gather: they are recomputed after a write.
 GATHER_VIEWS = {np.diagonal, np.linalg.diagonal, np.lib.stride_tricks.sliding_window_view}

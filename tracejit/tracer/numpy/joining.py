@@ -161,13 +161,13 @@ def block(arrays):
 
 
 def unstack(x, /, *, axis=0):
-    """np.unstack (NumPy 2.1): the slices along ``axis``, as a tuple."""
+    """np.unstack (NumPy 2.1): the slices along ``axis``, as a tuple of views of ``x`` (a
+    write into one reaches ``x``, as in NumPy)."""
     x = lift(x)
     if x.ndim == 0:
         raise numpy_error(ValueError, "Input array must be at least 1-d.", "pass an array")
     axis = normalize_axis(axis, x.ndim)
-    from .gather import take
-    return tuple(take(x, i, axis) for i in range(x.shape[axis]))
+    return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
 
 
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
