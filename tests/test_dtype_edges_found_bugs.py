@@ -96,3 +96,26 @@ def test_a_numpy_scalar_written_by_a_mask_or_integer_key_is_cast_unsafely_as_num
         _both_tiers(_fancy_writes, x, m, (np.array([0]), np.array([1])))
     with pytest.raises(OverflowError):
         tj.jit(lambda x: (x.__setitem__(0, np.int64(300)), x)[1])(x.copy())
+
+
+# -- functions that np.asarray their operands: a Python number is an array there -----------------
+
+def _converting(a, s):
+    return (np.searchsorted(a, 0.1, side="right"), np.digitize(0.1, a), np.isin(a, 0.1),
+            np.append(a, 0.1), np.searchsorted(a, s, side="right"), np.isin(a, s),
+            np.dot(a, s), np.einsum("i,->i", a, s), np.convolve(a, s))
+
+
+def test_searchsorted_isin_append_and_dot_take_a_python_number_as_an_array():
+    """np.searchsorted(float32 a, 0.1) compares in float64, as NumPy converts v first: the
+    float32 0.1 in a is above 0.1 (tracejit rounded 0.1 to float32, found it equal and
+    answered 1, not 0); np.isin likewise, np.append(float32 a, 0.1) is float64, and np.dot,
+    np.einsum and np.convolve of a traced Python float argument were float32."""
+    a = np.array([0.1, 1.0, 2.0], np.float32)
+    _both_tiers(_converting, a, 0.1)
+
+
+def test_searchsorted_of_a_python_int_beyond_the_arrays_dtype_does_not_wrap():
+    """np.searchsorted(int8 a, 300) is len(a) and (a, -200) is 0; 300 wrapped to 44 in int8."""
+    _both_tiers(lambda a: (np.searchsorted(a, 300), np.searchsorted(a, -200),
+                           np.digitize(300, a)), np.array([-5, 1, 100], np.int8))

@@ -7,7 +7,7 @@ import numpy as np
 from ...ir import dtypes
 from ..errors import numpy_error, unsupported
 from .arithmetic import subtract
-from .lifting import convert, lift, lift_all, reshape
+from .lifting import convert, lift, lift_all, lift_arrays, reshape
 from .linalg import diagonal, matmul
 from .math_functions import sqrt
 from .rules import result_dtype
@@ -63,7 +63,7 @@ def convolve(a, v, mode="full"):
     from .gather import sliding_window_view
     from .padding import pad
     from .shapes import flip
-    x, k = lift_all(a, v)
+    x, k = lift_arrays(a, v)       # np.array of each: a Python number is not weak
     if x.ndim > 1 or k.ndim > 1:
         raise numpy_error(ValueError, "object too deep for desired array",
                           "np.convolve takes 1-D arrays")

@@ -13,7 +13,7 @@ import numpy as np
 from ...ir import dtypes
 from ..errors import numpy_error, unsupported
 from .arithmetic import not_equal
-from .lifting import convert, lift_all, reshape
+from .lifting import convert, lift_arrays, reshape
 from .linalg import matmul
 from .reductions import any as reduce_any
 from .reductions import sum as reduce_sum
@@ -119,8 +119,7 @@ def einsum(subscripts, *operands, optimize=False, dtype=None, casting="safe", or
         raise unsupported("np.einsum in its interleaved (list) form", "use a subscript string")
     # NumPy converts Python scalars to arrays (int64, float64) and computes in the operands'
     # result_type (or dtype=): the sums too, in one dtype for all
-    xs = lift_all(*(np.asarray(o) if isinstance(o, (bool, int, float)) else o
-                    for o in operands))
+    xs = lift_arrays(*operands)
     target = result_dtype(*xs) if dtype is None else requested_dtype(dtype)
     for i, x in enumerate(xs):
         if dtype is not None and not np.can_cast(dt(x).np, target.np, casting):

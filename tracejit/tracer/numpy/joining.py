@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import numpy_error
-from .lifting import astype, concatenate, expand_dims, lift, lift_all, reshape
+from .lifting import astype, concatenate, expand_dims, lift, lift_all, lift_arrays, reshape
 from .rules import abstract, normalize_axis
 from .shapes import slice_
 
@@ -122,10 +122,12 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def append(arr, values, axis=None):
-    """np.append: flattened when ``axis`` is None, else a concatenate along it."""
+    """np.append: flattened when ``axis`` is None, else a concatenate along it, of both as
+    np.asarray makes them (np.append(float32 array, 0.1) is float64)."""
+    arr, values = lift_arrays(arr, values)
     if axis is None:
-        return concatenate([reshape(lift(arr), (-1,)), reshape(lift(values), (-1,))], 0)
-    return concatenate([lift(arr), lift(values)], axis)
+        return concatenate([reshape(arr, (-1,)), reshape(values, (-1,))], 0)
+    return concatenate([arr, values], axis)
 
 
 def block(arrays):

@@ -121,6 +121,16 @@ def lift_all(*xs) -> list[Tracer]:
     return [lift(x, trace) for x in xs]
 
 
+def lift_arrays(*xs) -> list[Tracer]:
+    """``xs`` as np.asarray makes them, for the NumPy functions that convert their operands
+    first (np.dot, np.einsum, np.searchsorted, np.isin, np.append, np.convolve, ...): a Python
+    number, written in the code or a traced argument, is an int64/float64/bool array (uint64
+    beyond int64), not a weak scalar as in a ufunc: np.dot(float32 array, 2.5) is float64."""
+    ts = lift_all(*(np.asarray(x) if isinstance(x, (bool, int, float))
+                    and not isinstance(x, Tracer) else x for x in xs))
+    return [Tracer(t._value, t._trace, False) if t._weak else t for t in ts]
+
+
 def convert(x: Tracer, dtype: DType, weak=False) -> Tracer:
     if dt(x) == dtype:
         if x._weak and not weak:

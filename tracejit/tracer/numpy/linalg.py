@@ -18,7 +18,7 @@ from ..errors import numpy_error
 from .arithmetic import (absolute, equal, greater_equal, less_equal, multiply, not_equal, power,
                          subtract, where)
 from .gather import gather_linear, take
-from .lifting import broadcast_to, convert, emit, lift, lift_all, reshape
+from .lifting import broadcast_to, convert, emit, lift, lift_all, lift_arrays, reshape
 from .math_functions import sqrt
 from .reductions import amax, amin
 from .reductions import any as reduce_any
@@ -75,7 +75,7 @@ def _arrays(a, b):
     """Both operands lifted as np.asarray makes them, as np.dot, np.inner, np.outer, np.vdot
     and np.tensordot convert theirs: a Python number is an int64/float64 array, not a weak
     scalar as in a ufunc (np.dot(float32 array, 2.5) is float64)."""
-    return lift_all(*(np.asarray(x) if isinstance(x, (bool, int, float)) else x for x in (a, b)))
+    return lift_arrays(a, b)
 
 
 def dot(a, b):

@@ -25,7 +25,7 @@ def searchsorted(a, v, side="left", sorter=None):
     from .arithmetic import (add, floor_divide, less, logical_and, logical_not, minimum,
                              where)
     from .gather import take
-    from .lifting import convert, lift_all
+    from .lifting import convert, lift_arrays
     from .rules import result_dtype
     from .shapes import full
     if side not in ("left", "right") and not (isinstance(side, str) and side[:1].lower()
@@ -33,7 +33,9 @@ def searchsorted(a, v, side="left", sorter=None):
         raise numpy_error(ValueError, f"side must be 'left' or 'right' (got {side!r})",
                           "pass side='left' or side='right'")
     right = side[:1].lower() == "r"
-    xa, xv = lift_all(a, v)
+    # NumPy compares in the common dtype of both as arrays (PyArray_DescrFromObject): a Python
+    # number is not weak here, searchsorted(float32 a, 0.1) compares in float64
+    xa, xv = lift_arrays(a, v)
     if xa.ndim != 1:
         raise numpy_error(ValueError, "object too deep for desired array",
                           "np.searchsorted takes a 1-D sorted array")
@@ -144,9 +146,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """np.isin: each element compared with every test element (NaN is in nothing)."""
     from .arithmetic import equal, logical_not
-    from .lifting import lift_all
+    from .lifting import lift_arrays
     from .reductions import any as any_
-    e, t = lift_all(element, test_elements)
+    e, t = lift_arrays(element, test_elements)      # (NumPy's np.asarray of each)
     t = reshape(t, (1,) * e.ndim + (-1,))
     found = any_(equal(reshape(e, e.shape + (1,)), t), axis=-1)
     return logical_not(found) if invert else found
