@@ -222,3 +222,27 @@ def test_astype_function_with_a_copy_or_another_dtype_is_a_new_array():
         return x, a, b
 
     _check(f, lambda: np.arange(6.0).reshape(2, 3), mode={"backend": "interpreter"})
+
+
+def _scaled_by_a_default(x, w=np.ones(3), *, b=np.zeros(3)):
+    return x * w + b
+
+
+def _counts_in_a_default(x, calls=np.zeros(1)):
+    calls[0] += 1                   # NumPy counts every call: the trace counted once
+    return x * calls[0]
+
+
+def test_a_default_argument_array_changed_in_place_is_seen_as_a_global_is():
+    # it was baked into the program as a constant: the change was not seen
+    jf = tracejit.jit(_scaled_by_a_default, backend="interpreter")
+    w, b = _scaled_by_a_default.__defaults__[0], _scaled_by_a_default.__kwdefaults__["b"]
+    for k in range(3):
+        w[:], b[:] = k, -k
+        np.testing.assert_array_equal(jf(np.full(3, 2.0)), np.full(3, float(k)))
+    w[:], b[:] = 1.0, 0.0
+
+
+def test_a_write_into_a_default_argument_array_is_refused():
+    with pytest.raises(tracejit.UnsupportedError, match=r"writes into calls \(the default of "):
+        tracejit.jit(_counts_in_a_default, backend="interpreter")(np.ones(2))

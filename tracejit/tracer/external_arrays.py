@@ -205,13 +205,18 @@ class Shadows:
                 out.append(cell if new is v else types.CellType(new))
             if any(c is not o for c, o in zip(out, cells)):
                 new_cells = tuple(out)
+        defaults = self._defaults(fn, checked) if user else None
+        if defaults is not None:
+            cells = cells if new_cells is None else new_cells
+            new_cells = cells if cells is not None else ()
         g = fn.__globals__
         new_globals = None
         if user and not stored_names(code, _STORES) and not global_names(code) & _READS_GLOBALS:
             # The copy is made first, its globals filled below: a recursive call (through
             # the globals) reaches the copy, not the original with the arrays constants.
             new_globals = {}
-            copy = self._copy_of(fn, new_globals, cells if new_cells is None else new_cells)
+            copy = self._copy_of(fn, new_globals, cells if new_cells is None else new_cells,
+                                 defaults)
             self._done[id(fn)] = copy
             self._reached.discard(id(fn))
             changed = {}
@@ -235,12 +240,29 @@ class Shadows:
             new_globals = None
         if new_cells is None:
             return fn
-        return self._copy_of(fn, g, new_cells)
+        return self._copy_of(fn, g, new_cells or None, defaults)
+
+    def _defaults(self, fn: types.FunctionType, checked):
+        """(defaults, kwdefaults) of the copy of the user's ``fn`` with its default argument
+        values that are writeable arrays lifted (``def f(x, w=np.ones(3))``: Python binds the
+        array itself, read at every call as a global is, and a write into it refused), or
+        None if it has none."""
+        code = fn.__code__
+        names = code.co_varnames[code.co_argcount - len(fn.__defaults__ or ()):code.co_argcount]
+        pos = [(n, v) for n, v in zip(names, fn.__defaults__ or ())]
+        kw = list((fn.__kwdefaults__ or {}).items())
+        if not any(liftable(v) for _, v in pos + kw):
+            return None
+        lifted = {n: self.lift(v, n, f"{n} (the default of {fn.__name__})", n in checked)
+                  if liftable(v) else v for n, v in pos + kw}
+        return (tuple(lifted[n] for n, _ in pos) or None,
+                {n: lifted[n] for n, _ in kw} if fn.__kwdefaults__ is not None else None)
 
     @staticmethod
-    def _copy_of(fn: types.FunctionType, g: dict, cells):
-        copy = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
-        copy.__kwdefaults__ = fn.__kwdefaults__
+    def _copy_of(fn: types.FunctionType, g: dict, cells, defaults=None):
+        argdefs, kwdefaults = defaults or (fn.__defaults__, fn.__kwdefaults__)
+        copy = types.FunctionType(fn.__code__, g, fn.__name__, argdefs, cells)
+        copy.__kwdefaults__ = kwdefaults
         copy.__qualname__ = fn.__qualname__
         copy.__module__ = fn.__module__
         copy.__doc__ = fn.__doc__
