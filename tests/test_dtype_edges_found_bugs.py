@@ -119,3 +119,15 @@ def test_searchsorted_of_a_python_int_beyond_the_arrays_dtype_does_not_wrap():
     """np.searchsorted(int8 a, 300) is len(a) and (a, -200) is 0; 300 wrapped to 44 in int8."""
     _both_tiers(lambda a: (np.searchsorted(a, 300), np.searchsorted(a, -200),
                            np.digitize(300, a)), np.array([-5, 1, 100], np.int8))
+
+
+def _joined(a, s):
+    return (np.stack([a[0], s]), np.hstack([a, s]), np.diff(a, prepend=s), np.percentile(a, s),
+            np.quantile(a, s / 100))
+
+
+def test_stack_hstack_and_diff_prepend_of_a_python_number_argument_are_numpys():
+    """np.stack([x32[0], s]) and np.hstack([x32, s]) are float64 (NumPy makes s an array), as
+    np.diff(x32, prepend=s); but np.percentile(x32, s) stays float32 (NumPy keeps a Python
+    float q weak): a traced s gave float32, float32, float32 and float64."""
+    _both_tiers(_joined, np.array([0.1, 1.0, 2.0], np.float32), 30.0)

@@ -421,13 +421,13 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     if prepend is not None or append is not None:
         # NumPy's: each an array (a Python scalar too: not weak), a 0-d one broadcast to x's
         # shape with one element along the axis, then concatenated
-        from .lifting import concatenate
+        from .lifting import concatenate, lift_arrays
         parts = []
         for part, where_ in ((prepend, 0), (x, None), (append, 1)):
             if part is None:
                 continue
             if where_ is not None:
-                part = lift(part if hasattr(part, "_trace") else np.asarray(part), x._trace)
+                part = lift_arrays(part, x)[0]
                 if part.ndim == 0:
                     part = broadcast_to(part, x.shape[:axis] + (1,) + x.shape[axis + 1:])
             parts.append(part)

@@ -245,7 +245,7 @@ def concatenate(xs, axis=0):
     if len(xs) == 0:
         raise numpy_error(ValueError, "need at least one array to concatenate",
                           "pass a non-empty list of arrays")
-    xs = lift_all(*xs)
+    xs = lift_arrays(*xs)           # NumPy's np.asarray of each: a Python number is strong
     if axis is None:
         xs = [reshape(x, (-1,)) for x in xs]
         axis = 0
@@ -280,7 +280,7 @@ def stack(xs, axis=0):
     if len(xs) == 0:
         raise numpy_error(ValueError, "need at least one array to stack",
                           "pass a non-empty list of arrays")
-    xs = lift_all(*xs)
+    xs = lift_arrays(*xs)
     if len({x.shape for x in xs}) != 1:
         raise numpy_error(ValueError, "all input arrays must have the same shape, got "
                           + ", ".join(str(x.shape) for x in xs),

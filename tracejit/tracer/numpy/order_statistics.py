@@ -31,9 +31,11 @@ def _checked_q(name, q, method, fraction):
 
 def _result_dtype(numpy_function, x, q, traced_q):
     """NumPy's own result dtype, from a one-element array of ``x``'s dtype (float64 for an
-    array q, the input's float dtype for a Python-float q)."""
+    array q, the input's float dtype for a Python-float q, a traced argument too)."""
     from .rules import constant_dtype
-    probe = numpy_function(np.zeros(1, x.dtype), np.zeros(q.shape, q.dtype) if traced_q else q)
+    if traced_q:        # a weak (Python number) q probes as a Python number
+        q = np.zeros(q.shape, q.dtype).item() if q._weak else np.zeros(q.shape, q.dtype)
+    probe = numpy_function(np.zeros(1, x.dtype), q)
     return constant_dtype(np.result_type(probe))
 
 
