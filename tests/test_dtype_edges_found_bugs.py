@@ -131,3 +131,18 @@ def test_stack_hstack_and_diff_prepend_of_a_python_number_argument_are_numpys():
     np.diff(x32, prepend=s); but np.percentile(x32, s) stays float32 (NumPy keeps a Python
     float q weak): a traced s gave float32, float32, float32 and float64."""
     _both_tiers(_joined, np.array([0.1, 1.0, 2.0], np.float32), 30.0)
+
+
+# -- constants -----------------------------------------------------------------------------------
+
+def _angles(x16, x32):
+    return np.deg2rad(x16), np.rad2deg(x16), np.rad2deg(x32), np.degrees(x32)
+
+
+def test_rad2deg_and_deg2rad_multiply_by_numpys_constants_bit_for_bit():
+    """NumPy's float32 rad2deg multiplies by 180.0f / NPY_PIf = 57.295776, not float32(180 / pi)
+    = 57.29578 (four in five float32 results were an ulp off), and its float16 loops compute
+    in float32 and round once (a float16 constant made a third of them an ulp off)."""
+    x16 = np.linspace(-300, 300, 4001).astype(np.float16)
+    x32 = np.linspace(-7, 7, 4001).astype(np.float32)
+    _both_tiers(_angles, x16, x32)

@@ -148,11 +148,26 @@ def arctan2(a, b):
 
 
 def deg2rad(x):
-    return multiply(convert(lift(x), float_function_dtype(np.deg2rad, x)), np.pi / 180)
+    return _times_constant(x, np.deg2rad, np.pi, 180.0)
 
 
 def rad2deg(x):
-    return multiply(convert(lift(x), float_function_dtype(np.rad2deg, x)), 180 / np.pi)
+    return _times_constant(x, np.rad2deg, 180.0, np.pi)
+
+
+def _times_constant(x, numpy_function, num, den):
+    """``x * (num / den)`` as npy_math's deg2rad and rad2deg: the constant divided in the
+    loop's type (float32's 180.0f / NPY_PIf is 57.295776, not float32(180 / pi) = 57.29578:
+    most float32 results were an ulp off), float16 in float32 rounded once, as NumPy's half
+    loop (a float16 constant and product were an ulp off for a third of them). bfloat16
+    multiplies by its own constant, as JAX."""
+    d = float_function_dtype(numpy_function, x)
+    if d == dtypes.bfloat16:
+        return multiply(convert(lift(x), d), num / den)
+    w = dtypes.float32 if d == dtypes.float16 else d
+    c = w.np.type(num) / w.np.type(den)
+    out = multiply(convert(lift(x), w), np.asarray(c, w.np))
+    return convert(out, d)
 
 
 def fabs(x):
