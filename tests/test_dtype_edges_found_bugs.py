@@ -156,3 +156,20 @@ def test_float16_logaddexp2_is_computed_in_float32_and_rounded_once():
     with np.errstate(all="ignore"):
         _both_tiers(np.logaddexp2, a, b)
         _both_tiers(np.logaddexp2, np.array([-3, 0, 7], np.int8), np.int8(2))
+
+
+# -- Python's own operators on a Python bool argument ------------------------------------------
+
+def _python_bool_arithmetic(a, s):
+    t = s
+    t += s
+    return (a + (s + s), a * (s - s), a + (-s), a + ~s, (s * s) + (s * s), a + (+s),
+            a + abs(s), a + t, a + (True + s), a + (s ** 2), a + ~3)
+
+
+@pytest.mark.parametrize("s", [True, False])
+def test_python_bool_argument_takes_pythons_int_arithmetic(s):
+    """With s a Python bool, s + s is the int 2 and -s, ~s, s - s are ints: tracejit applied
+    NumPy's bool rules to the traced argument (s + s a logical or, True; ~True False; -s and
+    s - s a TypeError), and ~ of a Python int argument made a strong int64."""
+    _both_tiers(_python_bool_arithmetic, np.array([1, 2, 3], np.int8), s)

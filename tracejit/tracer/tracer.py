@@ -32,7 +32,23 @@ def use_numpy_layer(methods: dict) -> None:
 
 def _power_operator(a, b):
     """``a ** b``, which NumPy computes differently from np.power for some exponents."""
-    return _numpy.power(a, b, as_operator=True)
+    return _numpy.power(*_python_ints(a, b), as_operator=True)
+
+
+def _python_ints(*xs):
+    """The operands of a Python arithmetic operator. Where all are Python numbers (a traced
+    Python argument is a weak tracer) and one is a bool, Python computes with ints: True +
+    True is 2, True - True 0, -True -1, ~True -2, where NumPy's bool rules give True (a
+    logical or) or an error. Such bools become the ints 0 and 1, still weak."""
+    if not all(type(x) in (bool, int, float) or (isinstance(x, Tracer) and x._weak)
+               for x in xs) or not any(_python_bool(x) for x in xs):
+        return xs
+    return tuple(_numpy.python_int(x) if _python_bool(x) else
+                 int(x) if type(x) is bool else x for x in xs)
+
+
+def _python_bool(x) -> bool:
+    return isinstance(x, Tracer) and x._weak and x._val.type.dtype.is_bool
 
 
 class ShapeAssignmentError(UnsupportedError, AttributeError):
@@ -227,20 +243,20 @@ class Tracer:
         return _numpy.handle_function(func, args, kwargs)
 
     # -- operators ----------------------------------------------------------------------------
-    def __add__(self, o): return _numpy.add(self, o)
-    def __radd__(self, o): return _numpy.add(o, self)
-    def __sub__(self, o): return _numpy.subtract(self, o)
-    def __rsub__(self, o): return _numpy.subtract(o, self)
-    def __mul__(self, o): return _numpy.multiply(self, o)
-    def __rmul__(self, o): return _numpy.multiply(o, self)
+    def __add__(self, o): return _numpy.add(*_python_ints(self, o))
+    def __radd__(self, o): return _numpy.add(*_python_ints(o, self))
+    def __sub__(self, o): return _numpy.subtract(*_python_ints(self, o))
+    def __rsub__(self, o): return _numpy.subtract(*_python_ints(o, self))
+    def __mul__(self, o): return _numpy.multiply(*_python_ints(self, o))
+    def __rmul__(self, o): return _numpy.multiply(*_python_ints(o, self))
     def __truediv__(self, o): return _numpy.true_divide(self, o)
     def __rtruediv__(self, o): return _numpy.true_divide(o, self)
-    def __floordiv__(self, o): return _numpy.floor_divide(self, o)
-    def __rfloordiv__(self, o): return _numpy.floor_divide(o, self)
-    def __mod__(self, o): return _numpy.remainder(self, o)
-    def __rmod__(self, o): return _numpy.remainder(o, self)
-    def __pow__(self, o): return _numpy.power(self, o, as_operator=True)
-    def __rpow__(self, o): return _numpy.power(o, self)
+    def __floordiv__(self, o): return _numpy.floor_divide(*_python_ints(self, o))
+    def __rfloordiv__(self, o): return _numpy.floor_divide(*_python_ints(o, self))
+    def __mod__(self, o): return _numpy.remainder(*_python_ints(self, o))
+    def __rmod__(self, o): return _numpy.remainder(*_python_ints(o, self))
+    def __pow__(self, o): return _power_operator(self, o)
+    def __rpow__(self, o): return _numpy.power(*_python_ints(o, self))
     def __matmul__(self, o): return _numpy.matmul(self, o)
     def __rmatmul__(self, o): return _numpy.matmul(o, self)
     def __and__(self, o): return _numpy.bitwise_and(self, o)
@@ -249,14 +265,15 @@ class Tracer:
     def __ror__(self, o): return _numpy.bitwise_or(o, self)
     def __xor__(self, o): return _numpy.bitwise_xor(self, o)
     def __rxor__(self, o): return _numpy.bitwise_xor(o, self)
-    def __neg__(self): return _numpy.negative(self)
+    def __neg__(self): return _numpy.negative(*_python_ints(self))
     def __lshift__(self, o): return _numpy.left_shift(self, o)
     def __rlshift__(self, o): return _numpy.left_shift(o, self)
     def __rshift__(self, o): return _numpy.right_shift(self, o)
     def __rrshift__(self, o): return _numpy.right_shift(o, self)
-    def __pos__(self): return self._new_root()      # a ufunc's: a NumPy scalar when 0-d
-    def __abs__(self): return _numpy.absolute(self)
-    def __invert__(self): return _numpy.invert(self)
+    def __pos__(self):      # a ufunc's: a NumPy scalar when 0-d; +True is 1
+        return _numpy.python_int(self) if _python_bool(self) else self._new_root()
+    def __abs__(self): return _numpy.absolute(*_python_ints(self))
+    def __invert__(self): return _numpy.invert(*_python_ints(self))
     def __lt__(self, o): return _numpy.less(self, o)
     def __le__(self, o): return _numpy.less_equal(self, o)
     def __gt__(self, o): return _numpy.greater(self, o)
@@ -273,7 +290,7 @@ class Tracer:
     def _inplace(self, symbol: str, other, apply):
         if self.ndim == 0 and self._view is None and not is_array_0d(self) and (
                 self._val.op is not None or self._weak or is_scalar_argument(self)):
-            return apply(self, other)
+            return apply(*_python_ints(self, other))
         return _numpy.update_in_place(self, apply, other, symbol)
 
     def __iadd__(self, o): return self._inplace("+", o, _numpy.add)

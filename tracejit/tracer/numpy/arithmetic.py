@@ -24,6 +24,12 @@ def binary_op(opdef, a, b, dtype=None, out_bool=False):
     return emit(a._trace, opdef, [a, b], weak=(a._weak and b._weak and not out_bool))
 
 
+def python_int(x: Tracer) -> Tracer:
+    """A traced Python bool as Python's arithmetic takes it (True + True is 2): the int 0 or
+    1, still weak (tracer.py's operators, where every operand is a Python number)."""
+    return convert(x, dtypes.int64, weak=True)
+
+
 def unary_op(opdef, x, weak_ok=True):
     x = lift(x)
     return emit(x._trace, opdef, [x], weak=x._weak and weak_ok)
@@ -306,7 +312,8 @@ def invert(x):
     if dt(x).is_float:
         raise numpy_error(TypeError, "ufunc 'invert' not supported for floating-point "
                           "inputs", "use integer or bool arrays")
-    return bitwise_xor(x, np.asarray(-1).astype(dt(x).np))    # all ones, unsigned too
+    out = bitwise_xor(x, np.asarray(-1).astype(dt(x).np))     # all ones, unsigned too
+    return Tracer(out._value, out._trace, True) if x._weak else out   # ~s of a Python int
 
 
 def _shift_operands(name, a, b):

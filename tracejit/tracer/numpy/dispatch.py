@@ -482,6 +482,7 @@ TRACER_METHODS = {
     "multiply": arithmetic.multiply, "true_divide": arithmetic.true_divide,
     "floor_divide": arithmetic.floor_divide, "remainder": arithmetic.remainder,
     "power": arithmetic.power, "negative": arithmetic.negative, "absolute": arithmetic.absolute,
+    "python_int": arithmetic.python_int,
     "invert": arithmetic.invert, "bitwise_and": arithmetic.bitwise_and,
     "bitwise_or": arithmetic.bitwise_or, "bitwise_xor": arithmetic.bitwise_xor,
     "left_shift": arithmetic.left_shift, "right_shift": arithmetic.right_shift,
