@@ -376,3 +376,29 @@ print("ok")
     env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tmp_path), TRACEJIT_COMPILE_WORKERS="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("shapes", [((40, 33), (33, 90)), ((90, 33), (33, 40)),
+                                    ((1, 33), (33, 40)), ((40, 33), (33, 1)),
+                                    ((40, 0), (0, 90))], ids=["wide", "tall", "row", "col", "k0"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_product_added_to_an_input_is_accumulated_by_blas_in_either_order(shapes, dtype):
+    """``x + a @ b`` (and ``a @ b + x``) is one gemm adding to a copy of ``x``, in one call and
+    in blocks on threads; the kernel says which input its output may be (KernelSpec.in_place)."""
+    (m, k), (_, n) = shapes
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    x = rng.standard_normal((m, n)).astype(dtype)
+
+    def f(x, a, b):
+        return x + a @ b, a @ b + 2 * x     # the second has an epilogue of its own
+    want = (x.astype(np.float64) + a.astype(np.float64) @ b, a @ b + 2 * x)
+    for got in _both_variants(f, x, a, b):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+    import tracejit
+    from tracejit.codegen import Plan
+    plan = Plan(fusion_of(tracejit.jit(lambda x, a, b: x + a @ b).lower(x, a, b).function))
+    (spec,) = [s for s in plan.kernels if s is not None and "gemm" in s.source]
+    assert "gemm_add(" in spec.source and spec.in_place is not None
+

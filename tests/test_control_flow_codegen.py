@@ -131,14 +131,7 @@ def test_a_loop_body_that_concatenates_is_compiled_directly_on_every_axis():
 
 def test_a_carry_computed_by_a_body_kernel_swaps_buffers_instead_of_being_copied():
     source = check(lambda h, xs: tj.scan(cell, h, xs), H, XS)
-    lines = source.split("# entry")[0].splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip().startswith("for t"))
-    depth = len(lines[start]) - len(lines[start].lstrip())
-    loop = []
-    for line in lines[start + 1:]:
-        if line.strip() and len(line) - len(line.lstrip()) <= depth:
-            break
-        loop.append(line)
+    loop = _loop_lines(source)
     # the carry h takes the kernel's output buffer, whose name swaps with a spare's
     assert any(re.fullmatch(r"\s*(b\d+), (b\d+) = \2, \1", line) for line in loop), loop
     assert not any("copy_elements" in line for line in loop), loop
@@ -169,3 +162,49 @@ def test_carries_that_swap_repeat_or_pass_through_match_the_interpreter(case):
                                        lambda c: (np.tanh(c[1] @ W), c[0] + 1.0, c[2] + 1),
                                        (a, b, np.int32(0)))
     check(f, H, H * 0.5)
+
+
+def _loop_lines(source: str) -> list:
+    """The statements inside the first native driver's ``for t`` loop."""
+    lines = source.split("# entry")[0].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("for t"))
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    loop = []
+    for line in lines[start + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        loop.append(line)
+    return loop
+
+
+@pytest.mark.parametrize("length", [0, 1, 5])
+def test_a_gradient_accumulated_over_steps_is_updated_in_place_by_blas(length):
+    """``dW + x.T @ d`` as a carry's next value: one gemm adding to the carry's own buffer
+    (the first step copies the loop's operand there), no copy and no swap of that carry."""
+    def f(dw, db, xs):
+        def step(c, x):
+            dw, db = c
+            d = np.tanh(x @ W)
+            return (dw + x.T @ d, db + d.sum(axis=0)), d.sum()
+        return tj.scan(step, (dw, db), xs)
+    dw0 = rng.standard_normal((8, 8)).astype(np.float32)
+    source = check(f, dw0, B, XS[:length])
+    if length:
+        assert "gemm_add(" in source
+        loop = _loop_lines(source)
+        swaps = [line for line in loop if re.fullmatch(r"\s*(b\d+), (b\d+) = \2, \1", line)]
+        # db (a sum, not a product) swaps buffers; dw keeps its own
+        assert len(swaps) == 1 and not any("copy_elements" in line for line in loop), loop
+
+
+def test_a_carry_read_again_after_its_update_is_not_updated_in_place():
+    """The carry is also returned as a y, and read by a second op: its old value is needed
+    after the product is added, so the kernel writes a buffer of its own."""
+    def f(dw, xs):
+        def step(dw, x):
+            new = dw + x.T @ np.tanh(x @ W)
+            return new, dw * 2.0
+        return tj.scan(step, dw, xs)
+    check(f, rng.standard_normal((8, 8)).astype(np.float32), XS)
+    check(lambda dw, xs: tj.scan(lambda c, x: (c + x.T @ x, c), dw, xs),
+          rng.standard_normal((8, 8)).astype(np.float32), XS)

@@ -33,9 +33,10 @@ def _blas_kind(*arrays) -> str | None:
 
 
 class _Call:
-    """What both BLAS calls build: chars, the arrays' data pointers, alpha = 1 and beta = 0."""
+    """What both BLAS calls build: chars, the arrays' data pointers, alpha = 1 and beta (0:
+    the result replaces ``c``, 1: it is added to ``c``)."""
 
-    def __init__(self, context, builder, dtype):
+    def __init__(self, context, builder, dtype, beta):
         self.builder = builder
         self.context = context
         self.char = llvm_ir.IntType(8)
@@ -43,7 +44,9 @@ class _Call:
         self.voidp = cgutils.voidptr_t
         value = context.get_value_type(dtype)
         self.alpha = builder.bitcast(cgutils.alloca_once_value(builder, value(1.0)), self.voidp)
-        self.beta = builder.bitcast(cgutils.alloca_once_value(builder, value(0.0)), self.voidp)
+        slot = cgutils.alloca_once(builder, value)
+        builder.store(builder.sitofp(beta, value), slot)
+        self.beta = builder.bitcast(slot, self.voidp)
 
     def data(self, ty, value):
         ary = self.context.make_array(ty)(self.context, self.builder, value)
@@ -61,15 +64,16 @@ class _Call:
 
 
 @intrinsic
-def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
-    """Column-major ``c = op(a) @ op(b)`` (op transposes where ``ta``/``tb`` are true)."""
+def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, beta):
+    """Column-major ``c = op(a) @ op(b) + beta * c`` (op transposes where ``ta``/``tb`` are
+    true; ``beta`` 0 or 1)."""
     kind = _blas_kind(a, b, c)
     if kind is None:
         return None
 
     def codegen(context, builder, signature, args):
-        v_ta, v_tb, v_m, v_n, v_k, v_a, v_lda, v_b, v_ldb, v_c, v_ldc = args
-        x = _Call(context, builder, a.dtype)
+        v_ta, v_tb, v_m, v_n, v_k, v_a, v_lda, v_b, v_ldb, v_c, v_ldc, v_beta = args
+        x = _Call(context, builder, a.dtype, v_beta)
         ch, ip, vp = x.char, x.intp, x.voidp
         return x.call("numba_xxgemm",
                       [ch, ch, ch, ip, ip, ip, vp, vp, ip, vp, ip, vp, vp, ip],
@@ -78,27 +82,27 @@ def _xxgemm(typingctx, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
                        v_ldc])
 
     sig = types.int32(types.boolean, types.boolean, types.intp, types.intp, types.intp, a,
-                      types.intp, b, types.intp, c, types.intp)
+                      types.intp, b, types.intp, c, types.intp, types.intp)
     return sig, codegen
 
 
 @intrinsic
-def _xxgemv(typingctx, trans, m, n, a, lda, x, y):
-    """Column-major ``y = op(a) @ x`` with unit-stride ``x`` and ``y`` (the data of their
-    first element): BLAS gemv, 2-3x faster than a gemm with one column."""
+def _xxgemv(typingctx, trans, m, n, a, lda, x, y, beta):
+    """Column-major ``y = op(a) @ x + beta * y`` with unit-stride ``x`` and ``y`` (the data of
+    their first element): BLAS gemv, 2-3x faster than a gemm with one column."""
     kind = _blas_kind(a, x, y)
     if kind is None:
         return None
 
     def codegen(context, builder, signature, args):
-        v_t, v_m, v_n, v_a, v_lda, v_x, v_y = args
-        c = _Call(context, builder, a.dtype)
+        v_t, v_m, v_n, v_a, v_lda, v_x, v_y, v_beta = args
+        c = _Call(context, builder, a.dtype, v_beta)
         ch, ip, vp = c.char, c.intp, c.voidp
         return c.call("numba_xxgemv", [ch, ch, ip, ip, vp, vp, ip, vp, vp, vp],
                       [ch(ord(kind)), c.trans(v_t), v_m, v_n, c.alpha, c.data(a, v_a), v_lda,
                        c.data(x, v_x), c.beta, c.data(y, v_y)])
 
-    sig = types.int32(types.boolean, types.intp, types.intp, a, types.intp, x, y)
+    sig = types.int32(types.boolean, types.intp, types.intp, a, types.intp, x, y, types.intp)
     return sig, codegen
 
 
@@ -120,12 +124,25 @@ def _leading(x):
 def gemm(a, b, c):
     """``c[...] = a @ b`` for 2-D float arrays; ``a``, ``b`` any views with one unit stride,
     ``c`` a row-major view (a buffer, or a row or column block of one)."""
+    _product(a, b, c, 0)
+
+
+@njit(cache=True)
+def gemm_add(a, b, c):
+    """``c += a @ b``, as ``gemm``: BLAS adds the product to ``c`` as it writes it (a
+    gradient accumulated over a loop's steps, in place, takes no pass of its own)."""
+    _product(a, b, c, 1)
+
+
+@njit(inline="always")
+def _product(a, b, c, beta):
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0:
         return
     if k == 0:
-        c[:, :] = 0
+        if beta == 0:
+            c[:, :] = 0
         return
     la, lda = _leading(a)
     if la < 0:
@@ -138,16 +155,16 @@ def gemm(a, b, c):
     size = c.itemsize
     if n == 1 and (k == 1 or b.strides[0] == size) and (m == 1 or c.strides[0] == size):
         # a matrix times a column: a row-major a is the column-major a.T
-        _xxgemv(la == 0, k if la == 0 else m, m if la == 0 else k, a, lda, b, c)
+        _xxgemv(la == 0, k if la == 0 else m, m if la == 0 else k, a, lda, b, c, beta)
         return
     if m == 1 and (k == 1 or a.strides[1] == size) and c.strides[1] == size:
         # a row times a matrix: c.T = b.T @ a.T
-        _xxgemv(lb == 1, n if lb == 0 else k, k if lb == 0 else n, b, ldb, a, c)
+        _xxgemv(lb == 1, n if lb == 0 else k, k if lb == 0 else n, b, ldb, a, c, beta)
         return
     ldc = n if m == 1 else c.strides[0] // c.itemsize
     # Row-major c = a @ b is column-major c.T = b.T @ a.T: a row-major operand, read
     # column-major, is already its own transpose.
-    _xxgemm(lb == 1, la == 1, n, m, k, b, ldb, a, lda, c, ldc)
+    _xxgemm(lb == 1, la == 1, n, m, k, b, ldb, a, lda, c, ldc, beta)
 
 
 _resolved = False

@@ -106,7 +106,7 @@ def scan(P, op, outs: list | None = None):
         else:
             loop.append(f"{s} = {x}[{t}]")
         slices.append(s)
-    body, res = P.region(op.regions[0], fixed + carry + slices)
+    body, res = P.region(op.regions[0], fixed + carry + slices, carries=(len(fixed), m))
     loop += body
     for y, r, v in zip(ynames, res[m:], ys):
         if v.type.ndim == 1:
@@ -135,7 +135,7 @@ def while_loop(P, op, outs: list | None = None):
     P.lines += _assign(carry, [P.array(v) for v in op.operands[k:]])
     cond_fn, body_fn = op.regions
     test, (c,) = P.region(cond_fn, fixed + carry)
-    body, res = P.region(body_fn, fixed + carry)
+    body, res = P.region(body_fn, fixed + carry, carries=(len(fixed), len(carry)))
     P.lines.append("while True:")
     P.lines += indent(test + [f"if not {c}[()]:", "    break"] + body
                       + _next_carries(P, carry, res, op.operands[k:]))
@@ -149,9 +149,10 @@ def _next_carries(P, carry: list, res: list, values: list) -> list:
     iteration rewrites the buffers these results are in. A carry whose result is a buffer the
     body writes whole every iteration (``P.rewritten``), and no other result, takes that
     buffer over, and the buffer's name swaps with a spare's, so the next iteration writes
-    there while reading the carry: the RNN's backward scan copied 360 KB a step. Any other
-    carry is copied into a buffer of its own (through a temporary when it is another carry,
-    as in a swap)."""
+    there while reading the carry: the RNN's backward scan copied 360 KB a step. A carry
+    whose kernel adds to it in place (``P.updated_in_place``, loops.py) keeps that buffer.
+    Any other carry is copied into a buffer of its own (through a temporary when it is
+    another carry, as in a swap)."""
     if P.entry:
         return _assign(carry, res)
     lines, sources = [], []
@@ -171,6 +172,9 @@ def _next_carries(P, carry: list, res: list, values: list) -> list:
     for c, r, v in zip(carry, sources, values):
         if r == c:
             own.append(c)                  # unchanged: it keeps its buffer
+            continue
+        if r in P.updated_in_place:
+            own.append(r)                  # its kernel updated the carry's own buffer
             continue
         if r in P.rewritten and res.count(r) == 1:
             spare = P.loop_buffer(tuple(v.shape), v.type.dtype)

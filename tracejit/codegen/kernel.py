@@ -112,6 +112,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         self.flat = {} if _is_flat(group, self.defined) else None   # value -> its 1-D view
         self.half = half_accurate(group)
         self.passing_stores: list = []   # (value, output) the reduction pass being made stores
+        self.in_place = None             # KernelSpec.in_place (a matmul adding to an input)
 
     # -- names ---------------------------------------------------------------------------
     @staticmethod
@@ -347,7 +348,7 @@ class LoopKernel(KernelNames, Reductions, MatmulKernel):
         parallel = self.splittable and self.span >= 2 and self.work >= self.par_min
         return KernelSpec(function_source(params, body), list(self.inputs), outs,
                           list(self.scalars), self.sizes, parallel, self.work, self.span,
-                          self.min_block)
+                          self.min_block, in_place=self.in_place)
 
 def _is_flat(g: FusionGroup, defined: dict) -> bool:
     """Whether group ``g`` computes each element of its outputs from the elements at the same

@@ -70,6 +70,10 @@ class NativeLoop:
         # buffers a body statement writes whole each time it runs (a kernel's output, a
         # movement op's): a carry can take one over instead of copying it (control.py)
         self.rewritten: set = set()
+        # a carry's parameter -> the body's result for that carry, where the carry is read
+        # by one op alone and is no result: a kernel adding to it may write it in place
+        self.in_place_carries: dict = {}
+        self.updated_in_place: set = set()   # buffers such kernels write (control.py)
         self.n = 0
 
     # -- the planner interface of control.py ------------------------------------------------
@@ -89,10 +93,23 @@ class NativeLoop:
             self.constants.append(v)
         return self.names[v]
 
-    def region(self, fn, arg_names: list) -> tuple[list, list]:
+    def region(self, fn, arg_names: list, carries=(0, 0)) -> tuple[list, list]:
+        """The region's statements and result names; ``carries``: (first, count) of the
+        parameters that are loop carries, the first ``count`` results their next values."""
         fusion = fuse(optimize(fn))
-        for p, name in zip(fusion.function.params, arg_names):
+        f = fusion.function
+        for p, name in zip(f.params, arg_names):
             self.names[p] = name
+        first, count = carries
+        reads = {}
+        for op in f.ops:
+            for v in op.operands:
+                reads[id(v)] = reads.get(id(v), 0) + 1
+        for j in range(count):
+            p, r = f.params[first + j], f.results[j]
+            if (reads.get(id(p), 0) == 1 and not any(x is p for x in f.results)
+                    and sum(x is r for x in f.results) == 1):
+                self.in_place_carries[p] = r
         saved, self.lines = self.lines, []
         try:
             for g in fusion.groups:
@@ -147,7 +164,17 @@ class NativeLoop:
             self.callees.append(spec)
         j = self._callee_of[key]
         ins = [self.array(v) for v in spec.inputs]
-        outs = [self._buffer(v) for v in spec.outputs]
+        out = spec.outputs[0]
+        if (spec.in_place is not None
+                and self.in_place_carries.get(spec.inputs[spec.in_place]) is out):
+            # ``x + a @ b`` as the carry x's next value: the carry keeps one buffer, which
+            # the kernel updates in place from the second iteration on (the first copies the
+            # loop's operand into it); nothing reads x after this kernel
+            name = self.names[out] = self.loop_buffer(tuple(out.shape), out.type.dtype)
+            self.updated_in_place.add(name)
+            outs = [name] + [self._buffer(v) for v in spec.outputs[1:]]
+        else:
+            outs = [self._buffer(v) for v in spec.outputs]
         scalars = [literal(v) for v in spec.scalars]
         sizes = [f"np.int64({n})" for n in spec.sizes + [0, spec.span]]
         args = ins + outs + scalars + sizes

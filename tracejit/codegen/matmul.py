@@ -42,7 +42,31 @@ class MatmulKernel:
         dims = ", ".join(self.size((id(op), "o", k), n) for k, n in enumerate(op.attrs["shape"]))
         return f"{base}.reshape(({dims},))"
 
-    def parallel_gemm(self, m: str, n: str, by_rows: bool, epilogue, half=False) -> list[str]:
+    def added_to(self, onames) -> tuple | None:
+        """(x's name, the output's name) when the whole group is ``x + a @ b`` (either order)
+        of one float type, written to its only output, ``x`` an input read nowhere else: BLAS
+        adds the product to a copy of ``x`` (or to ``x`` itself, given as the output: a
+        gradient a loop accumulates, loops.py) instead of an epilogue reading both."""
+        head, g = self.g.head, self.g
+        mv = head.result
+        rest = [op for op in g.ops if op is not head
+                and not any(self.uses(v, op.result) for v in head.operands)]
+        if len(rest) != 1 or rest[0].opdef is not ops.add or g.outputs != [rest[0].result]:
+            return None
+        add = rest[0]
+        others = [v for v in add.operands if v is not mv]
+        if len(others) != 1 or len(add.operands) != 2:
+            return None
+        x = others[0]
+        if (x in self.defined or x.type != mv.type or add.result.type != mv.type
+                or any(self.uses(v, x) for v in head.operands)):
+            return None
+        name = self.array(x)
+        self.in_place = self.inputs.index(x)
+        return name, onames[add.result]
+
+    def parallel_gemm(self, m: str, n: str, by_rows: bool, epilogue, half=False,
+                      onames=None) -> list[str]:
         """The GEMM of a 2-D float matmul group on the block ``lo:hi`` of its rows (of its
         columns when the product is wider than tall, ``by_rows`` False; blas.gemm takes such
         views without copies) and, when ``epilogue`` (the elementwise loop body over ``i0,
@@ -60,6 +84,13 @@ class MatmulKernel:
         else:
             rows, cols = f"range({m})", "range(lo, hi)"
             call = f"gemm({c('A')}, {c('B[:, lo:hi]')}, mm[:, lo:hi])"
+        added = self.added_to(onames) if epilogue and not half else None
+        if added:
+            x, out = added
+            return [f"if not same_data({x}, {out}):",
+                    f"    for i0 in {rows}:", f"        for i1 in {cols}:",
+                    f"            mm[i0, i1] = {x}[i0, i1]",
+                    call.replace("gemm(", "gemm_add(", 1)]
         lines = [call]
         if epilogue:
             lines += [f"for i0 in {rows}:", f"    for i1 in {cols}:"]
@@ -91,7 +122,7 @@ class MatmulKernel:
                 by_rows = mv.shape[-2] >= mv.shape[-1]
                 self.span = mv.shape[-2] if by_rows else mv.shape[-1]
                 self.splittable, self.min_block = True, MATMUL_ROWS
-                return lines + self.parallel_gemm(m, n, by_rows, epilogue, half)
+                return lines + self.parallel_gemm(m, n, by_rows, epilogue, half, onames)
             return lines + [f"for i in range({m}):",
                             f"    for j in range({n}):",
                             "        mm[i, j] = 0",

@@ -155,3 +155,19 @@ def copy_elements(typingctx, dst, src, n):
         cgutils.raw_memmove(builder, d.data, s.data, count, itemsize)
         return context.get_dummy_value()
     return types.none(dst, src, n), codegen
+
+
+@intrinsic
+def same_data(typingctx, a, b):
+    """Whether arrays ``a`` and ``b`` start at the same address: a matmul kernel that adds
+    its product to an input (``c + a @ b``) given that input's own buffer as its output
+    updates it in place, and copies it first otherwise (matmul.py)."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x = context.make_array(sig.args[0])(context, builder, args[0])
+        y = context.make_array(sig.args[1])(context, builder, args[1])
+        return builder.icmp_unsigned("==", builder.ptrtoint(x.data, llvm_ir.IntType(64)),
+                                     builder.ptrtoint(y.data, llvm_ir.IntType(64)))
+    return types.boolean(a, b), codegen

@@ -339,11 +339,12 @@ class Plan:
     def bind(self, v, name: str):
         self.names[v] = name
 
-    def region(self, fn: Function, arg_names: list) -> tuple[list, list]:
+    def region(self, fn: Function, arg_names: list, carries=(0, 0)) -> tuple[list, list]:
         """A region's statements (its groups planned like the Function's own, buffers from
         ``np.empty``) with its parameters bound to ``arg_names``, and its results' names:
         each a fresh array (a parameter or constant returned is copied), so that a result of
-        a control op never aliases an operand, which may live in the arena."""
+        a control op never aliases an operand, which may live in the arena. (``carries``:
+        which parameters a loop carries, for a native loop's in-place updates; unused here.)"""
         fusion = fuse(optimize(fn))
         inner = fusion.function
         for p, name in zip(inner.params, arg_names):

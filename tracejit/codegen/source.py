@@ -19,7 +19,8 @@ from tracejit.codegen.half import h2f, f2h, round16, round16_64, h2f_matrix, h2f
 from tracejit.codegen.half import h2f_sw, f2h_sw, round16_sw, round16_64_sw
 from tracejit.codegen.bfloat16 import b2f, f2b, round_bf16, round_bf16_64, b2f_matrix
 from tracejit.codegen.bfloat16 import b2f_contiguous
-from tracejit.codegen.blas import gemm
+from tracejit.codegen.blas import gemm, gemm_add
+from tracejit.codegen.native import same_data
 """
 
 
@@ -40,6 +41,10 @@ class KernelSpec:
     # loop's body kernels, loops.py): compiled as kernels of their own, their addresses
     # passed as int64 arguments after the scalars
     callees: list = field(default_factory=list)
+    # the index of the input that output o0 may be (the same memory): a matmul adding its
+    # product to that input updates it in place then (matmul.py); a native loop gives it a
+    # carry's own buffer (loops.py)
+    in_place: int | None = None
 
 
 class KernelNames:
