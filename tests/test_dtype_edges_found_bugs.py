@@ -173,3 +173,10 @@ def test_python_bool_argument_takes_pythons_int_arithmetic(s):
     NumPy's bool rules to the traced argument (s + s a logical or, True; ~True False; -s and
     s - s a TypeError), and ~ of a Python int argument made a strong int64."""
     _both_tiers(_python_bool_arithmetic, np.array([1, 2, 3], np.int8), s)
+
+
+def test_python_int_argument_to_a_negative_constant_power_is_a_float():
+    """Python's 2 ** -1 is 0.5; with the 2 a traced Python int argument the trace raised
+    NumPy's 'Integers to negative integer powers are not allowed'."""
+    _both_tiers(lambda a, s: (a * s ** -1, a + pow(s, -2), a + s ** 2),
+                np.array([1, 2, 3], np.float32), 2)

@@ -92,6 +92,8 @@ def power(a, b, as_operator=False):
     on float arrays, np.reciprocal for -1 and np.sqrt for the Python float 0.5; np.power's
     float32 and float64 loops take sqrt for an exponent of 0.5 that they broadcast."""
     python = as_operator and isinstance(a, Tracer) and a._weak     # a Python number's **
+    if python and dt(a).is_int and type(b) is int and b < 0:
+        a = convert(a, dtypes.float64, weak=True)       # Python's s ** -1 is a float, 0.5
     if as_operator and isinstance(a, Tracer) and not python:
         if type(b) is int and b == 2:
             return square(a)
