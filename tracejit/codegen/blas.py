@@ -121,27 +121,18 @@ def _leading(x):
 
 
 @njit(cache=True)
-def gemm(a, b, c):
-    """``c[...] = a @ b`` for 2-D float arrays; ``a``, ``b`` any views with one unit stride,
-    ``c`` a row-major view (a buffer, or a row or column block of one)."""
-    _product(a, b, c, 0)
-
-
-@njit(cache=True)
-def gemm_add(a, b, c):
-    """``c += a @ b``, as ``gemm``: BLAS adds the product to ``c`` as it writes it (a
-    gradient accumulated over a loop's steps, in place, takes no pass of its own)."""
-    _product(a, b, c, 1)
-
-
-@njit(inline="always")
-def _product(a, b, c, beta):
+def gemm(a, b, c, add):
+    """``c[...] = a @ b`` (``add`` 0), or ``c += a @ b`` (``add`` 1: BLAS adds the product to
+    ``c`` as it writes it; a gradient a loop accumulates in place takes no pass of its own),
+    for 2-D float arrays; ``a``, ``b`` any views with one unit stride, ``c`` a row-major view
+    (a buffer, or a row or column block of one). One function for both: one shared module
+    to compile."""
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0:
         return
     if k == 0:
-        if beta == 0:
+        if add == 0:
             c[:, :] = 0
         return
     la, lda = _leading(a)
@@ -155,16 +146,16 @@ def _product(a, b, c, beta):
     size = c.itemsize
     if n == 1 and (k == 1 or b.strides[0] == size) and (m == 1 or c.strides[0] == size):
         # a matrix times a column: a row-major a is the column-major a.T
-        _xxgemv(la == 0, k if la == 0 else m, m if la == 0 else k, a, lda, b, c, beta)
+        _xxgemv(la == 0, k if la == 0 else m, m if la == 0 else k, a, lda, b, c, add)
         return
     if m == 1 and (k == 1 or a.strides[1] == size) and c.strides[1] == size:
         # a row times a matrix: c.T = b.T @ a.T
-        _xxgemv(lb == 1, n if lb == 0 else k, k if lb == 0 else n, b, ldb, a, c, beta)
+        _xxgemv(lb == 1, n if lb == 0 else k, k if lb == 0 else n, b, ldb, a, c, add)
         return
     ldc = n if m == 1 else c.strides[0] // c.itemsize
     # Row-major c = a @ b is column-major c.T = b.T @ a.T: a row-major operand, read
     # column-major, is already its own transpose.
-    _xxgemm(lb == 1, la == 1, n, m, k, b, ldb, a, lda, c, ldc, beta)
+    _xxgemm(lb == 1, la == 1, n, m, k, b, ldb, a, lda, c, ldc, add)
 
 
 _resolved = False

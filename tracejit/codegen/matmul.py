@@ -45,7 +45,7 @@ class MatmulKernel:
     def added_to(self, onames) -> tuple | None:
         """(x's name, the output's name) when the whole group is ``x + a @ b`` (either order)
         of one float type, written to its only output, ``x`` an input read nowhere else: BLAS
-        adds the product to a copy of ``x`` (or to ``x`` itself, given as the output: a
+        adds the product to a copy of ``x`` (``gemm(..., 1)``; or to ``x`` itself, given as the output: a
         gradient a loop accumulates, loops.py) instead of an epilogue reading both."""
         head, g = self.g.head, self.g
         mv = head.result
@@ -80,18 +80,18 @@ class MatmulKernel:
             return matrix_as_float32(half, x) if half else x
         if by_rows:
             rows, cols = "range(lo, hi)", f"range({n})"
-            call = f"gemm({c('A[lo:hi]')}, {c('B')}, mm[lo:hi])"
+            operands = f"{c('A[lo:hi]')}, {c('B')}, mm[lo:hi]"
         else:
             rows, cols = f"range({m})", "range(lo, hi)"
-            call = f"gemm({c('A')}, {c('B[:, lo:hi]')}, mm[:, lo:hi])"
+            operands = f"{c('A')}, {c('B[:, lo:hi]')}, mm[:, lo:hi]"
         added = self.added_to(onames) if epilogue and not half else None
         if added:
             x, out = added
             return [f"if not same_data({x}, {out}):",
                     f"    for i0 in {rows}:", f"        for i1 in {cols}:",
                     f"            mm[i0, i1] = {x}[i0, i1]",
-                    call.replace("gemm(", "gemm_add(", 1)]
-        lines = [call]
+                    f"gemm({operands}, 1)"]
+        lines = [f"gemm({operands}, 0)"]
         if epilogue:
             lines += [f"for i0 in {rows}:", f"    for i1 in {cols}:"]
             lines += [f"        {e}" for e in epilogue]
@@ -141,7 +141,7 @@ class MatmulKernel:
                   f"B = {c(b)}.reshape(({batch}, {kdim}, {n}))",
                   f"M = mm.reshape(({batch}, {m}, {n}))"]
         if mv.dtype.is_float:
-            lines += [f"for q in range({batch}):", "    gemm(A[q], B[q], M[q])"]
+            lines += [f"for q in range({batch}):", "    gemm(A[q], B[q], M[q], 0)"]
         else:
             lines += [f"for q in range({batch}):",
                       f"    for i in range({m}):",

@@ -19,7 +19,7 @@ from tracejit.codegen.half import h2f, f2h, round16, round16_64, h2f_matrix, h2f
 from tracejit.codegen.half import h2f_sw, f2h_sw, round16_sw, round16_64_sw
 from tracejit.codegen.bfloat16 import b2f, f2b, round_bf16, round_bf16_64, b2f_matrix
 from tracejit.codegen.bfloat16 import b2f_contiguous
-from tracejit.codegen.blas import gemm, gemm_add
+from tracejit.codegen.blas import gemm
 from tracejit.codegen.native import same_data
 """
 
