@@ -14,7 +14,8 @@ What it generates (so a differential test knows what to expect):
   ``loc`` strings on ops; ``call`` with a random nested body;
 - ``control_flow_programs(...)`` also draws ``cond``, ``scan`` and ``while_loop`` (never drawn
   by ``random_programs`` unless ``allow`` names them), their bodies random elementwise
-  programs over their params; every while_loop is a counted loop of at most 6 steps;
+  programs over their params (``body_ops=MATMUL_BODY_OPS``: with products, and the
+  accumulation ``carry + a @ b``); every while_loop is a counted loop of at most 6 steps;
 - inputs: ints in [-50, 50], finite floats in [-10, 10] (plus nan/inf/-0.0 when
   ``special_values``), random bools.
 Run-time hazards it avoids: take/scatter_add indices are in-range constants; integer power
@@ -421,6 +422,33 @@ def _matmul(c):
     return c.emit(ops.matmul, [x, y])
 
 
+def _matmul_add(c, x=None, among=None):
+    """``x + a @ b`` (either order) on a float ``x`` of rank >= 2, ``a`` sometimes transposed
+    (``x.T @ y``); ``a`` (then ``b``) a value so far when one fits, as a body's carry or x
+    (a product of constants is folded), or one of ``among``: the accumulation a native loop
+    updates in place when it is a carry's next value (codegen/loops.py), else BLAS's beta = 1
+    (matmul.py)."""
+    x = c.pick("f", min_rank=2) if x is None else x
+    if x is None:
+        return None
+    *batch, m, n = x.shape
+    batch, r = tuple(batch), len(batch)
+    flip = c.draw(st.booleans())
+    fits = [v for v in (c.pool if among is None else among) if v.dtype == x.dtype and v.type.ndim == x.type.ndim
+            and v.shape[:-2] == batch and v.shape[-1 if flip else -2] == m]
+    if fits and c.draw(st.integers(0, 3)):
+        a = c.draw(st.sampled_from(fits))
+        k = a.shape[-2 if flip else -1]
+    else:
+        k = c.draw(st.integers(0, 3))
+        a = c.operand(x.type.with_shape(batch + ((k, m) if flip else (m, k))))
+    if flip:
+        a = c.emit(ops.transpose, [a], perm=tuple(range(r)) + (r + 1, r))
+    b = c.operand(x.type.with_shape(batch + (k, n)))
+    product = c.emit(ops.matmul, [a, b])
+    return c.emit(ops.add, [x, product] if c.draw(st.booleans()) else [product, x])
+
+
 def _debug_print(c):
     xs = [v for v in c.pool if c.draw(st.integers(0, 3)) == 0][:2]
     fmt = c.draw(_FMT_TEXT) + " {}" * len(xs)
@@ -458,6 +486,9 @@ def _call(c):
 CONTROL = ("cond", "scan", "while_loop")
 # What bodies are made of by default: elementwise programs (plus a nested cond in loop bodies).
 BODY_OPS = tuple(_UNARY) + tuple(_BINARY) + ("where", "convert", "cond")
+# Bodies with products: ``matmul`` and the accumulation ``x + a @ b`` (``matmul_add``), among
+# few elementwise ops so that they are drawn often.
+MATMUL_BODY_OPS = ("add", "mul", "tanh", "neg", "convert", "cond", "matmul", "matmul_add")
 _I32 = TensorType(as_dtype("int32"), ())
 
 
@@ -513,12 +544,22 @@ def _scan(c):
         xs.append(c.operand(TensorType(dt, (length,) + c.draw(shapes(1, 3)))))
     slices = [TensorType(x.dtype, x.shape[1:]) for x in xs]
     body = _region(c, "body", [v.type for v in consts + carries] + slices)
-    new_carries = [body.operand(v.type) for v in carries]
+    own = body.b.params[len(consts):len(consts) + len(carries)]
+    new_carries = [_next_carry(body, p) for p in own]
     ys = [v for v in body.pool if c.draw(st.integers(0, 2)) == 0][:2]
     c.emit(ops.scan, consts + carries + xs, regions=[body.b.build(new_carries + ys)],
            consts=len(consts), carries=len(carries), length=length,
            reverse=c.draw(st.booleans()))
     return True
+
+
+def _next_carry(body: _RegionCtx, p):
+    """A carry's next value: a value of its type; with ``matmul_add`` among the body ops, a
+    float matrix carry is often accumulated, ``p + a @ b`` (a native loop's in-place update)."""
+    if ("matmul_add" in body.cfg["allow"] and p.dtype.kind == "f" and p.type.ndim >= 2
+            and body.draw(st.booleans())):
+        return _matmul_add(body, p, [q for q in body.b.params if q is not p] or None)
+    return body.operand(p.type)
 
 
 def _while_loop(c):
@@ -537,7 +578,7 @@ def _while_loop(c):
     keep_going = test.b.emit(ops.lt, [test.b.params[k], bound]).result
     body = _region(c, "body_fn", types)
     step = body.emit(ops.add, [body.b.params[k], body.constant(_I32, st.just(1))])
-    new = [step] + [body.operand(v.type) for v in others]
+    new = [step] + [_next_carry(body, p) for p in body.b.params[k + 1:]]
     c.emit(ops.while_loop, consts + [start] + others, consts=k,
            regions=[test.b.build([keep_going]), body.b.build(new)])
     return True
@@ -565,13 +606,18 @@ GENERATORS.update({n: _decomposition(n) for n in ("eigh", "svd", "qr")})
 GENERATORS.update({"cond": _cond, "scan": _scan, "while_loop": _while_loop})
 
 
+# Patterns of several ops, drawn (by name, in ``allow``/``body_ops``) like one op.
+PATTERNS = {"matmul_add": _matmul_add}
+
+
 def _grow(c: _Ctx, n_ops: int):
-    names = sorted(n for n in GENERATORS if n in c.cfg["allow"])
+    gens = {**GENERATORS, **PATTERNS}
+    names = sorted(n for n in gens if n in c.cfg["allow"])
     done = 0
     for _ in range(4 * n_ops):
         if done >= n_ops or not names:
             break
-        if GENERATORS[c.draw(st.sampled_from(names))](c) is not None:
+        if gens[c.draw(st.sampled_from(names))](c) is not None:
             done += 1
 
 

@@ -7,7 +7,7 @@ import tracejit
 from tracejit.driver import compile_function, fusion_of
 from tracejit.ir import interpret
 
-from strategies import control_flow_programs, random_programs
+from strategies import MATMUL_BODY_OPS, control_flow_programs, random_programs
 
 
 def _same(expected, got):
@@ -84,6 +84,22 @@ def test_random_control_flow_programs_match_the_interpreter(program):
 @settings(max_examples=80)
 @given(control_flow_programs(max_ops=6, special_values=False))
 def test_many_random_control_flow_programs_match_the_interpreter(program):
+    _run_both(*program)
+
+
+@settings(max_examples=8)
+@given(control_flow_programs(body_ops=MATMUL_BODY_OPS, dtypes=("i32", "f32", "f64"),
+                             special_values=False))
+def test_random_loops_with_products_match_the_interpreter(program):
+    """Bodies with matmuls and ``x + a @ b``: a carry accumulated so is updated in place by
+    BLAS (beta = 1) in one buffer of the native loop (codegen/loops.py, matmul.py)."""
+    _run_both(*program)
+
+
+@pytest.mark.slow
+@settings(max_examples=80)
+@given(control_flow_programs(max_ops=6, body_ops=MATMUL_BODY_OPS, special_values=False))
+def test_many_random_control_flow_programs_with_products_match_the_interpreter(program):
     _run_both(*program)
 
 

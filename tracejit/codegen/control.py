@@ -106,6 +106,7 @@ def scan(P, op, outs: list | None = None):
         else:
             loop.append(f"{s} = {x}[{t}]")
         slices.append(s)
+    before = _written(P)
     body, res = P.region(op.regions[0], fixed + carry + slices, carries=(len(fixed), m))
     loop += body
     for y, r, v in zip(ynames, res[m:], ys):
@@ -113,7 +114,7 @@ def scan(P, op, outs: list | None = None):
             loop.append(f"{y}[{t}] = {r}[()]")
         else:
             loop += copy_into(P, f"{y}[{t}]", r, tuple(v.shape[1:]))
-    loop += _next_carries(P, carry, res[:m], carries)
+    loop += _next_carries(P, carry, res[:m], carries, before)
     P.lines.append(f"for {t} in {steps}:")
     P.lines += indent(loop)
     if outs:
@@ -135,15 +136,24 @@ def while_loop(P, op, outs: list | None = None):
     P.lines += _assign(carry, [P.array(v) for v in op.operands[k:]])
     cond_fn, body_fn = op.regions
     test, (c,) = P.region(cond_fn, fixed + carry)
+    before = _written(P)
     body, res = P.region(body_fn, fixed + carry, carries=(len(fixed), len(carry)))
     P.lines.append("while True:")
     P.lines += indent(test + [f"if not {c}[()]:", "    break"] + body
-                      + _next_carries(P, carry, res, op.operands[k:]))
+                      + _next_carries(P, carry, res, op.operands[k:], before))
     # the trip count is not known here: the entry copies its carries (they may be operands)
     _finish(P, op.results, _copies(P, carry) if P.entry else carry, outs)
 
 
-def _next_carries(P, carry: list, res: list, values: list) -> list:
+def _written(P) -> tuple:
+    """The buffers a native driver's statements write so far (whole, and updated in place):
+    ``_next_carries`` takes over only those that its loop's own body writes."""
+    if P.entry:
+        return set(), set()
+    return set(P.rewritten), set(P.updated_in_place)
+
+
+def _next_carries(P, carry: list, res: list, values: list, before: tuple) -> list:
     """Statements at the end of an iteration making its results the carries. The entry
     rebinds the names. A native driver allocates its buffers once (loops.py), so the next
     iteration rewrites the buffers these results are in. A carry whose result is a buffer the
@@ -152,9 +162,14 @@ def _next_carries(P, carry: list, res: list, values: list) -> list:
     there while reading the carry: the RNN's backward scan copied 360 KB a step. A carry
     whose kernel adds to it in place (``P.updated_in_place``, loops.py) keeps that buffer.
     Any other carry is copied into a buffer of its own (through a temporary when it is
-    another carry, as in a swap)."""
+    another carry, as in a swap). Only buffers this loop's body writes (not those in
+    ``before``, written outside it) are taken over: a nested loop whose carry became an
+    enclosing body's kernel output (``lambda j, g: t``) swapped that buffer's name with its
+    spare, and the enclosing body then read the spare's garbage as ``t``."""
     if P.entry:
         return _assign(carry, res)
+    rewritten = P.rewritten - before[0]
+    updated = P.updated_in_place - before[1]
     lines, sources = [], []
     changing = sum(r != c for c, r in zip(carry, res))
     for c, r, v in zip(carry, res, values):
@@ -173,10 +188,10 @@ def _next_carries(P, carry: list, res: list, values: list) -> list:
         if r == c:
             own.append(c)                  # unchanged: it keeps its buffer
             continue
-        if r in P.updated_in_place:
+        if r in updated:
             own.append(r)                  # its kernel updated the carry's own buffer
             continue
-        if r in P.rewritten and res.count(r) == 1:
+        if r in rewritten and res.count(r) == 1:
             spare = P.loop_buffer(tuple(v.shape), v.type.dtype)
             swaps.append(f"{r}, {spare} = {spare}, {r}")
             own.append(r)
