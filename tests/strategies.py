@@ -489,6 +489,8 @@ BODY_OPS = tuple(_UNARY) + tuple(_BINARY) + ("where", "convert", "cond")
 # Bodies with products: ``matmul`` and the accumulation ``x + a @ b`` (``matmul_add``), among
 # few elementwise ops so that they are drawn often.
 MATMUL_BODY_OPS = ("add", "mul", "tanh", "neg", "convert", "cond", "matmul", "matmul_add")
+# ... and loops nested in loop bodies (one level deep).
+NESTED_BODY_OPS = MATMUL_BODY_OPS + ("scan", "while_loop")
 _I32 = TensorType(as_dtype("int32"), ())
 
 
@@ -531,7 +533,7 @@ def _cond(c):
 
 def _scan(c):
     """0..1 consts, 1..2 carries, 0..2 xs (length 0..3), 0..2 ys, forwards or reversed."""
-    if c.depth >= 1:
+    if c.depth >= 2:      # a loop in a body only when body_ops names it
         return None
     consts = [v for v in [c.pick()] if v is not None and c.draw(st.booleans())]
     carries = [v for v in (c.pick(), c.pick()) if v is not None][:c.draw(st.integers(1, 2))]
@@ -566,7 +568,7 @@ def _while_loop(c):
     """A counted loop: carry ``i`` (an i32[] constant in -2..2) runs while ``i < bound`` (a
     constant in 0..4 in cond_fn) and the body adds 1 to it, so every loop ends; 0..1 consts
     and 0..1 other carries, updated by random body ops."""
-    if c.depth >= 1:
+    if c.depth >= 2:      # a loop in a body only when body_ops names it
         return None
     consts = [v for v in [c.pick()] if v is not None and c.draw(st.booleans())]
     start = c.constant(_I32, st.integers(-2, 2))

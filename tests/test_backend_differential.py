@@ -7,7 +7,7 @@ import tracejit
 from tracejit.driver import compile_function, fusion_of
 from tracejit.ir import interpret
 
-from strategies import MATMUL_BODY_OPS, control_flow_programs, random_programs
+from strategies import MATMUL_BODY_OPS, NESTED_BODY_OPS, control_flow_programs, random_programs
 
 
 def _same(expected, got):
@@ -98,7 +98,7 @@ def test_random_loops_with_products_match_the_interpreter(program):
 
 @pytest.mark.slow
 @settings(max_examples=80)
-@given(control_flow_programs(max_ops=6, body_ops=MATMUL_BODY_OPS, special_values=False))
+@given(control_flow_programs(max_ops=6, body_ops=NESTED_BODY_OPS, special_values=False))
 def test_many_random_control_flow_programs_with_products_match_the_interpreter(program):
     _run_both(*program)
 
