@@ -165,7 +165,9 @@ def _next_carries(P, carry: list, res: list, values: list, before: tuple) -> lis
     another carry, as in a swap). Only buffers this loop's body writes (not those in
     ``before``, written outside it) are taken over: a nested loop whose carry became an
     enclosing body's kernel output (``lambda j, g: t``) swapped that buffer's name with its
-    spare, and the enclosing body then read the spare's garbage as ``t``."""
+    spare, and the enclosing body then read the spare's garbage as ``t``. Neither is taken by
+    two carries (an ``optimization_barrier`` of the result names the same buffer): a second
+    carry holding the updated buffer changed with the next in-place update."""
     if P.entry:
         return _assign(carry, res)
     rewritten = P.rewritten - before[0]
@@ -188,7 +190,7 @@ def _next_carries(P, carry: list, res: list, values: list, before: tuple) -> lis
         if r == c:
             own.append(c)                  # unchanged: it keeps its buffer
             continue
-        if r in updated:
+        if r in updated and res.count(r) == 1:
             own.append(r)                  # its kernel updated the carry's own buffer
             continue
         if r in rewritten and res.count(r) == 1:
