@@ -488,7 +488,8 @@ CONTROL = ("cond", "scan", "while_loop")
 BODY_OPS = tuple(_UNARY) + tuple(_BINARY) + ("where", "convert", "cond")
 # Bodies with products: ``matmul`` and the accumulation ``x + a @ b`` (``matmul_add``), among
 # few elementwise ops so that they are drawn often.
-MATMUL_BODY_OPS = ("add", "mul", "tanh", "neg", "convert", "cond", "matmul", "matmul_add")
+MATMUL_BODY_OPS = ("add", "mul", "tanh", "neg", "convert", "cond", "matmul", "matmul_add",
+                   "optimization_barrier")
 # ... and loops nested in loop bodies (one level deep).
 NESTED_BODY_OPS = MATMUL_BODY_OPS + ("scan", "while_loop")
 _I32 = TensorType(as_dtype("int32"), ())
