@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import types
 
-from ..tracer.external_arrays import MISSING, instructions, is_library
+from ..tracer.user_code import MISSING, instructions, is_library
 
 MAX_CHAIN = 3
 MAX_READS = 32

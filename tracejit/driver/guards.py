@@ -35,9 +35,8 @@ import numpy as np
 
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
                               self_attributes, subscripts)
-from ..tracer.external_arrays import (MAX_DEPTH, MAX_FUNCTIONS, MISSING, cell_value,
-                                      global_names, is_library, liftable, resolve,
-                                      stored_names)
+from ..tracer.external_arrays import MAX_DEPTH, MAX_FUNCTIONS, liftable, resolve
+from ..tracer.user_code import MISSING, cell_value, global_names, is_library, stored_names
 
 _CONTENTS = attrgetter("cell_contents")
 _WRITES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",

@@ -34,17 +34,16 @@ computes from one itself (``layer.b.sum()``, ``if layer.mask[0]:``) stays fixed.
 """
 from __future__ import annotations
 
-import dis
 import functools
-import sysconfig
 import types
 import zlib
 
 import numpy as np
 
 from .arguments import abstract_leaf
-from .errors import _is_internal
 from .tracer import Tracer
+from .user_code import (CELL_STORES, MISSING, READS_GLOBALS, STORES, cell_value, global_names,
+                        is_library, stored_names, type_checked)
 from .views import argument_root
 
 # Arrays Python code reads the values of are left constants, and those this small are checked
@@ -57,76 +56,6 @@ MAX_FUNCTIONS = 64
 REACH_DEPTH = 3
 REACH_ITEMS = 64
 REACH_OBJECTS = 256
-MISSING = object()
-_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
-_STORES = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
-_CELL_STORES = frozenset(("STORE_DEREF", "DELETE_DEREF"))
-# Builtins that read or write the globals dict itself: a copy's would not be the module's
-_READS_GLOBALS = frozenset(("globals", "eval", "exec"))
-# A class body defined in a function reads the function's globals with LOAD_NAME
-_GLOBAL_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
-
-
-@functools.lru_cache(maxsize=4096)
-def instructions(code) -> tuple:
-    """``code``'s decoded bytecode. Every top-level trace scans the user's functions several
-    times (globals read, names stored, isinstance'd names; attribute_reads' chains): decoding
-    the MLP step's functions each time was 0.1 s of a 0.5 s trace."""
-    return tuple(dis.get_instructions(code))
-
-
-def global_names(code) -> set:
-    """The names ``code`` and the code nested in it read as globals: LOAD_GLOBAL's (not
-    co_names, which also holds attribute names: ``model.params`` must not be taken for a
-    notebook's global ``params``)."""
-    names = {i.argval for i in instructions(code) if i.opname in _GLOBAL_LOADS}
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names |= global_names(c)
-    return names
-
-
-def is_library(filename: str) -> bool:
-    """Code of tracejit, of the standard library or of an installed package: not the user's."""
-    if _is_internal(filename):
-        return True
-    return filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen")
-
-
-def cell_value(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return MISSING
-
-
-def stored_names(code, opnames) -> set:
-    """The names ``code`` (and code nested in it) stores or deletes with these opcodes."""
-    names = {i.argval for i in instructions(code) if i.opname in opnames}
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names |= stored_names(c, opnames)
-    return names
-
-
-_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE"))
-
-
-def type_checked(code) -> set:
-    """The names ``code`` (and code nested in it) passes to ``isinstance`` or ``type``
-    (``isinstance(W, np.ndarray)``): a tracer is no ndarray, so those arrays stay constants."""
-    names, previous = set(), None
-    for i in instructions(code):
-        if previous is not None and i.opname in _LOADS:
-            names.add(i.argval)
-        previous = (i if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")
-                    and i.argval in ("isinstance", "type") else None)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names |= type_checked(c)
-    return names
-
-
 def liftable(value) -> bool:
     """An array the function may see changed in place between calls."""
     return type(value) in (np.ndarray, np.memmap) and value.flags.writeable
@@ -184,7 +113,7 @@ class Shadows:
         new_cells = None
         checked = type_checked(code) if user else ()
         if cells:
-            written = stored_names(code, _CELL_STORES)
+            written = stored_names(code, CELL_STORES)
             out = []
             for name, cell in zip(code.co_freevars, cells):
                 v = cell_value(cell)
@@ -211,7 +140,7 @@ class Shadows:
             new_cells = cells if cells is not None else ()
         g = fn.__globals__
         new_globals = None
-        if user and not stored_names(code, _STORES) and not global_names(code) & _READS_GLOBALS:
+        if user and not stored_names(code, STORES) and not global_names(code) & READS_GLOBALS:
             # The copy is made first, its globals filled below: a recursive call (through
             # the globals) reaches the copy, not the original with the arrays constants.
             new_globals = {}
@@ -554,8 +483,8 @@ def _function_items(fn: types.FunctionType, label: str) -> list:
     (as Shadows would lift them), for ``ExternalArrays.reach``: none of a library's, nor of
     one that stores into them or reads ``globals()`` (Shadows leaves their arrays constants)."""
     code = fn.__code__
-    if is_library(code.co_filename) or stored_names(code, _STORES | _CELL_STORES) \
-            or global_names(code) & _READS_GLOBALS:
+    if is_library(code.co_filename) or stored_names(code, STORES | CELL_STORES) \
+            or global_names(code) & READS_GLOBALS:
         return []
     out = []
     g = fn.__globals__
