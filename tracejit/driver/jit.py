@@ -23,7 +23,8 @@ from .backend import compile_function
 from .guards import ArrayContents, Guards, ReachedArrays, same_kind
 from .entry import CompiledEntry
 from .lowered import Lowered
-from .methods import BoundSelf, ClassSelf, object_state, unwrap_self
+from .methods import (BoundSelf, ClassSelf, attributes_restored_on_error, bound_object,
+                      object_state, unwrap_self)
 from .retrace import Retraces
 from .signature import (Signature, StaticKey, describe_leaf_key, fast_leaf_key,
                         leaf_key)
@@ -188,9 +189,14 @@ class JittedFunction:
         # the arrays in a static argument's attributes and containers, and in those of a
         # jitted method's self, are read at every call as a global object's are
         reach = statics + [("self", a.obj) for a in dyn_args[:1] if type(a) is BoundSelf]
-        return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
-                     names, statics, writes_back=True, layouts=layouts, external_arrays=True,
-                     outside=outside, reach=tuple(reach))
+        # jit(obj.step) runs on obj itself: ``self.h = h`` would leave obj holding a tracer,
+        # so obj is walked by the leak check as an argument is (and put back if it fails)
+        obj = bound_object(self.fn)
+        roots = statics + ([("self", obj)] if obj is not None else [])
+        with attributes_restored_on_error(obj):
+            return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
+                         names, roots, writes_back=True, layouts=layouts,
+                         external_arrays=True, outside=outside, reach=tuple(reach))
 
     def _compile(self, static, dyn_args, dyn_kwargs, leaves, key) -> CompiledEntry:
         """Trace and compile for ``key`` (None: for the arguments' own layouts, not cached

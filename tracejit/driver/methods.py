@@ -5,6 +5,9 @@ object's attributes as they treat any other argument.
 """
 from __future__ import annotations
 
+import contextlib
+import types
+
 import numpy as np
 
 from ..tracer.external_arrays import slot_names
@@ -146,3 +149,37 @@ register_pytree_node(ClassSelf, lambda c: ([], c.obj), lambda aux, children: aux
 def unwrap_self(args):
     """The arguments as the user's function takes them (``self`` itself, not BoundSelf)."""
     return [a.obj if type(a) is BoundSelf or type(a) is ClassSelf else a for a in args]
+
+
+def bound_object(fn):
+    """The instance of a bound method jitted as ``jit(obj.step)``, else None. Its arrays are
+    reached from outside (read at every call, writes into them refused), not an argument as
+    a decorated method's ``self`` is; the trace runs on the object itself."""
+    obj = getattr(fn, "__self__", None)
+    if isinstance(fn, types.MethodType) and not isinstance(obj, type) \
+            and object_state(obj) is not None:
+        return obj
+    return None
+
+
+@contextlib.contextmanager
+def attributes_restored_on_error(obj):
+    """Trace ``jit(obj.step)`` on ``obj`` itself: if the trace fails (``self.h = h`` stores a
+    traced value, refused by the leak check), the attributes it rebound get their old values
+    back, so the object is not left holding a tracer (or None: nothing to do)."""
+    if obj is None:
+        yield
+        return
+    before = dict(object_state(obj))
+    try:
+        yield
+    except BaseException:
+        after = object_state(obj) or {}
+        for k, v in list(after.items()):
+            if k not in before:
+                with contextlib.suppress(AttributeError, TypeError):
+                    delattr(obj, k)
+            elif v is not before[k]:
+                with contextlib.suppress(AttributeError, TypeError):
+                    object.__setattr__(obj, k, before[k])
+        raise

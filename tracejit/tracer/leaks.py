@@ -62,4 +62,7 @@ def _leak(path: str, tracer: Tracer):
         f"tracejit: the jitted function stored a traced value into its argument {path}; the "
         f"caller's object would be left holding a tracer.\n  value made at {made}\n"
         "What to do: return the value from the function and store it outside, e.g. "
-        "`out, state['m'] = f(x, state)`.")
+        "`out, state['m'] = f(x, state)`"
+        + ("; for a method's attribute, decorate the method with @tracejit.jit in its class "
+           "(the array attributes of its self are then written back after each call)."
+           if path.startswith("self.") else "."))
