@@ -28,3 +28,30 @@ def test_jit_of_a_bound_method_that_rebinds_an_attribute_of_self_raises_and_leav
     with pytest.raises(tracejit.EscapedTracerError, match=r"self\.h(.|\n)*@tracejit\.jit"):
         tracejit.jit(rnn.step, tiered=tiered, backend="interpreter")(np.ones(3))
     assert rnn.h is h and not hasattr(rnn, "steps_seen")
+
+
+def _logsumexp(a, axis=None):
+    m = a.max(axis=axis, keepdims=True)
+    return np.squeeze(np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m, axis=axis)
+
+
+@pytest.mark.parametrize("fn", [
+    _logsumexp,                                        # np.squeeze of a 1-element array: a view
+    lambda x: x[:1].reshape(()),
+    lambda x: np.array(x.sum()),
+    lambda x: x.sum(keepdims=True)[..., 0],
+    lambda x: (np.zeros(()), x.sum()),                 # beside a NumPy scalar
+], ids=["squeeze", "reshape", "np_array", "ellipsis_index", "zeros_and_sum"])
+@pytest.mark.parametrize("tiered", [True, False])
+def test_a_zero_d_array_result_stays_an_array_and_a_reduction_stays_a_numpy_scalar(fn, tiered):
+    # a jitted function gave every 0-d result as a NumPy scalar (np.float64), where NumPy
+    # gives a 0-d ndarray (writeable: r[...] = 0, r += 1 in place)
+    x = np.arange(3.0)
+    expected = fn(x)
+    jf = tracejit.jit(fn, tiered=tiered, backend="interpreter")
+    for _ in range(2):
+        got = jf(x)
+        pairs = zip(expected, got) if isinstance(expected, tuple) else [(expected, got)]
+        for e, g in pairs:
+            assert type(g) is type(e)
+            np.testing.assert_allclose(g, e)

@@ -23,7 +23,11 @@ class CompiledEntry:
         self._run = getattr(program, "run", program)
         self._out_tree = traced.out_tree
         self._repeats = list(traced.repeats.items())
-        self._scalar = [r.type.shape == () for r in traced.function.results]
+        # 0-d results given as NumPy scalars, as NumPy's ufuncs and reductions give them;
+        # those that are arrays eagerly (np.array(v), x.reshape(())) stay 0-d arrays
+        arrays_0d = traced.out_arrays_0d
+        self._scalar = [r.type.shape == () and not (i < len(arrays_0d) and arrays_0d[i])
+                        for i, r in enumerate(traced.function.results)]
         self._n = traced.n_results
         self._written = list(zip(traced.written, traced.written_names))
         self._written_at = [f"\n  the write: {loc.describe()}" if loc else ""

@@ -11,7 +11,7 @@ import numpy as np
 from ..ir import Function, verify
 from ..ir.passes import dce
 from .arguments import abstract_leaf
-from .views import argument_root
+from .views import argument_root, is_array_0d
 from .container_writes import ContainerWrites, first_change, record, snapshot
 from .errors import TracerError, WriteRefusedError, concretizations, unsupported
 from .external_arrays import SMALL_CONSTANT_ARRAY, ExternalArrays
@@ -76,6 +76,9 @@ class Traced:
     # paths to it, whether it is among ``captured``), which the caller reads again at every
     # call (external_arrays.reached)
     reached: list = field(default_factory=list)
+    # Whether each result leaf is a 0-d array eagerly (np.array(v), np.zeros(()), a view such
+    # as np.squeeze(x) or x.reshape(())), not a NumPy scalar as a ufunc's or a reduction's is
+    out_arrays_0d: list = field(default_factory=list)
 
     @property
     def n_results(self) -> int:
@@ -219,6 +222,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
                   externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
+    traced.out_arrays_0d = [isinstance(x, Tracer) and x.ndim == 0
+                            and (x._view is not None or is_array_0d(x)) for x in out_leaves]
     if externals is not None:
         ids = {id(a) for a in captured}
         traced.reached = [r for r in externals.reached() if not r[3] or id(r[1]) in ids]
