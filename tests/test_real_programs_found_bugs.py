@@ -55,3 +55,32 @@ def test_a_zero_d_array_result_stays_an_array_and_a_reduction_stays_a_numpy_scal
         for e, g in pairs:
             assert type(g) is type(e)
             np.testing.assert_allclose(g, e)
+
+
+def _submatrix_update(A, rows, cols, v):
+    B = A.copy()
+    B[np.ix_(rows, cols)] += v
+    return B, A[np.ix_(rows, cols)].sum(axis=0)
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_np_ix_of_traced_indices_selects_and_updates_a_submatrix(tiered):
+    # np.ix_ was refused ("not supported under tracing") where its indices were traced
+    A = np.arange(12.0).reshape(4, 3)
+    rows, cols, v = np.array([0, 2, 3]), np.array([2, 0]), np.ones((3, 2))
+    expected = _submatrix_update(A, rows, cols, v)
+    jf = tracejit.jit(_submatrix_update, tiered=tiered, backend="interpreter")
+    for _ in range(2):
+        for e, g in zip(expected, jf(A, rows, cols, v)):
+            np.testing.assert_array_equal(g, e)
+    grad = tracejit.grad(lambda a: (_submatrix_update(a, rows, cols, v)[1] ** 2).sum())(A)
+    expected_grad = np.zeros_like(A)
+    expected_grad[np.ix_(rows, cols)] = 2 * A[np.ix_(rows, cols)].sum(axis=0)
+    np.testing.assert_allclose(grad, expected_grad)
+
+
+def test_np_ix_of_a_traced_boolean_mask_is_refused_naming_the_line():
+    with pytest.raises(tracejit.UnsupportedError, match=r"np\.ix_ of a boolean mask(.|\n)*"
+                                                        r"test_real_programs_found_bugs\.py"):
+        tracejit.jit(lambda a, m: a[np.ix_(m, m)], backend="interpreter")(
+            np.ones((2, 2)), np.array([True, False]))

@@ -129,7 +129,7 @@ FUNCTIONS = {
     np.flip: lambda m, axis=None: shapes.flip(m, axis),
     np.fliplr: lambda m: shapes.flip(m, 1), np.flipud: lambda m: shapes.flip(m, 0),
     np.rot90: shapes.rot90, np.append: joining.append, np.linspace: ranges.linspace,
-    np.meshgrid: shapes.meshgrid,
+    np.meshgrid: shapes.meshgrid, np.ix_: shapes.ix_,
     np.lib.stride_tricks.sliding_window_view: gather.sliding_window_view,
     np.pad: padding.pad,
     np.zeros_like: shapes.filled_like(0), np.ones_like: shapes.filled_like(1),

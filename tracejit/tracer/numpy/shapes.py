@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import dtypes, ops
-from ..errors import numpy_error
+from ..errors import numpy_error, unsupported
 from ..trace_state import current_trace
 from ..tracer import Tracer
 from ..views import in_order, proxy
@@ -222,6 +222,27 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out[1] = reshape(out[1], (-1, 1) + s0[2:])
     if not sparse:
         out = list(broadcast_arrays(*out))
+    return tuple(out)
+
+
+def ix_(*args):
+    """np.ix_: each 1-D integer sequence reshaped onto its own axis, ``(1, .., n, .., 1)``,
+    an open mesh for ``A[np.ix_(rows, cols)]``. A boolean one stands for its np.nonzero,
+    whose size depends on the data: refused."""
+    trace = next((x._trace for x in args if isinstance(x, Tracer)), None)
+    n, out = len(args), []
+    for k, a in enumerate(args):
+        x = lift(a, trace)
+        if x.ndim != 1:
+            raise numpy_error(ValueError, "Cross index must be 1 dimensional",
+                              "pass 1-D index sequences to np.ix_")
+        if x.dtype.kind == "b":
+            raise unsupported("np.ix_ of a boolean mask (its np.nonzero's size depends on the "
+                              "data)", "pass the indices, or keep the shape with np.where")
+        if x.dtype.kind not in "iu":
+            raise numpy_error(IndexError, "arrays used as indices must be of integer (or "
+                              "boolean) type", "pass integer indices to np.ix_")
+        out.append(reshape(x, (1,) * k + (-1,) + (1,) * (n - k - 1)))
     return tuple(out)
 
 
