@@ -84,3 +84,28 @@ def test_np_ix_of_a_traced_boolean_mask_is_refused_naming_the_line():
                                                         r"test_real_programs_found_bugs\.py"):
         tracejit.jit(lambda a, m: a[np.ix_(m, m)], backend="interpreter")(
             np.ones((2, 2)), np.array([True, False]))
+
+
+def _traces_and_diagonals(A, B, T):
+    return (np.einsum("ii->", A), np.einsum("ii->i", A), np.einsum("bii->b", B),
+            np.einsum("iji->j", T), np.einsum("...ii->...", B), np.einsum("ii,ij->j", A, A))
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_einsum_with_a_repeated_index_takes_the_diagonal(tiered):
+    # np.einsum("ii->", A) (a trace) and "bii->b" (a batch of traces) were refused
+    rng = np.random.default_rng(0)
+    A, B, T = rng.normal(size=(3, 3)), rng.normal(size=(2, 3, 3)), rng.normal(size=(3, 2, 3))
+    expected = _traces_and_diagonals(A, B, T)
+    jf = tracejit.jit(_traces_and_diagonals, tiered=tiered, backend="interpreter")
+    for _ in range(2):
+        for e, g in zip(expected, jf(A, B, T)):
+            assert np.shape(g) == np.shape(e)
+            np.testing.assert_allclose(g, e, rtol=1e-12)
+    grad = tracejit.grad(lambda b: np.einsum("bii->b", b) @ np.array([1.0, 2.0]))(B)
+    np.testing.assert_array_equal(grad, np.eye(3) * np.array([1.0, 2.0])[:, None, None])
+
+
+def test_einsum_repeated_index_of_unequal_sizes_is_numpys_value_error():
+    with pytest.raises(ValueError, match="collapsing index 'i'"):
+        tracejit.jit(lambda a: np.einsum("ii->i", a), backend="interpreter")(np.ones((2, 3)))

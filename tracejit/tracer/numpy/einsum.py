@@ -14,7 +14,7 @@ from ...ir import dtypes
 from ..errors import numpy_error, unsupported
 from .arithmetic import not_equal
 from .lifting import convert, lift_arrays, reshape
-from .linalg import matmul
+from .linalg import diagonal, matmul
 from .reductions import any as reduce_any
 from .reductions import sum as reduce_sum
 from .rules import dt, requested_dtype, result_dtype
@@ -104,6 +104,22 @@ def _broadcast(xs, ins, ellipsis):
     return xs, ins
 
 
+def _diagonals(x, spec: str, i: int):
+    """An operand whose subscripts repeat a letter ("ii->i", "bii->b", "iji->j"): its
+    diagonal over those axes, as one axis of that letter (np.diagonal puts it last)."""
+    while len(set(spec)) != len(spec):
+        c = next(c for c in spec if spec.count(c) > 1)
+        p = spec.index(c)
+        q = spec.index(c, p + 1)
+        if x.shape[p] != x.shape[q]:
+            raise numpy_error(ValueError, f"dimensions in operand {i} for collapsing index "
+                              f"'{c}' don't match ({x.shape[p]} != {x.shape[q]})",
+                              "a repeated label takes a diagonal: give those axes one size")
+        x = diagonal(x, 0, p, q)
+        spec = "".join(a for k, a in enumerate(spec) if k not in (p, q)) + c
+    return x, spec
+
+
 def _reduce_to(x, spec: str, keep: set[str]):
     """Sum away the letters of spec not in keep, in x's dtype: np.sum would promote int8 and
     bool to int64, where einsum wraps around in int8 and takes logical or of bools."""
@@ -128,10 +144,8 @@ def einsum(subscripts, *operands, optimize=False, dtype=None, casting="safe", or
                               "pass casting='unsafe', or convert it with .astype first")
     xs = [convert(x, target) for x in xs]
     ins, out, ellipsis = _parse(subscripts, [x.ndim for x in xs])
-    for s in ins:
-        if len(set(s)) != len(s):
-            raise unsupported("np.einsum with a repeated index in one operand (a diagonal)",
-                              "take the diagonal with np.diagonal first")
+    for i, s in enumerate(ins):
+        xs[i], ins[i] = _diagonals(xs[i], s, i)
     xs, ins = _broadcast(xs, ins, ellipsis)
     x, spec = xs[0], ins[0]
     for i in range(1, len(xs)):
