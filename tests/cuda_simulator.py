@@ -31,6 +31,11 @@ elif "numba.cuda" not in sys.modules and not PTX_CHILD:
     _saved = os.environ.get("NUMBA_ENABLE_CUDASIM")
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     try:
+        # Numba reads its environment once, when first imported, and numba.cuda's config is
+        # numba.core.config: a process that imported numba (tracejit, any earlier test
+        # module) must have it read again, or numba.cuda is imported for the real target.
+        from numba.core import config as _numba_config
+        _numba_config.reload_config()
         import numba.cuda  # noqa: F401
     finally:
         if _saved is None:

@@ -4,6 +4,7 @@ The interpreter defines the semantics every backend is tested against, so each o
 here to a NumPy expression written independently of ops.py: values, dtype and shape, across
 dtypes, plus the inputs its type rule must reject.
 """
+import functools
 import math
 
 import numpy as np
@@ -58,6 +59,7 @@ def assert_same(got, want, rtol=0.0):
         assert np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), (got, want)
 
 
+@functools.lru_cache(maxsize=None)
 def elements(dtype, special=True):
     dt = as_dtype(dtype)
     if dt.is_bool:
@@ -71,6 +73,7 @@ def elements(dtype, special=True):
 small_shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 
 
+@functools.lru_cache(maxsize=None)
 def arrays(dtype, shape=small_shapes, elems=None):
     elems = elements(dtype) if elems is None else elems
     return hnp.arrays(as_dtype(dtype).np, shape, elements=elems)
