@@ -35,7 +35,8 @@ import numpy as np
 
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
                               self_attributes, subscripts)
-from ..tracer.external_arrays import MAX_DEPTH, MAX_FUNCTIONS, liftable, resolve
+from ..tracer.external_arrays import MAX_DEPTH, MAX_FUNCTIONS, REACH_ITEMS, liftable, resolve
+from ..tracer.pytree import flatten, node_of, static_changes
 from ..tracer.user_code import MISSING, cell_value, global_names, is_library, stored_names
 
 _CONTENTS = attrgetter("cell_contents")
@@ -66,9 +67,35 @@ class Guards:
         self._seen = self._read()
         self._prints = [_fingerprint(v) for v in self._seen]
         self.swaps: dict = {}            # changed(swappable)'s: {id(old array): new array}
+        # nn.Modules the code reads (a global model, jit(model), jit(model.forward), a list
+        # of layers): their static structure (training, Dropout's p) is no identity these
+        # guards see change, so model.eval() ran the train-mode trace (dropout on)
+        roots = list(zip(self._labels, self._seen)) + [
+            ("the jitted object", o) for o in (fn, getattr(fn, "__self__", None))]
+        self._trees = [[label, v, None] for label, v in roots if _structured(v)]
+        self._version = -1
+        self._structures()
 
     def __bool__(self) -> bool:
-        return bool(self._labels)
+        return bool(self._labels or self._trees)
+
+    def _structures(self) -> list:
+        """Take the structures of the Modules held as they are now; the labels of those that
+        changed since they were taken (compared only after a Module's static attribute was
+        set anywhere: flattening a model at every call cost more than the call)."""
+        out = []
+        if self._version == static_changes():
+            return out
+        self._version = static_changes()
+        for rec in self._trees:
+            try:
+                td = flatten(rec[1])[1]
+            except TypeError:            # an unhashable static attribute
+                td = None
+            if rec[2] is not None and td != rec[2]:
+                out.append(rec[0])
+            rec[2] = td
+        return out
 
     def arrays(self) -> list[tuple[str, object]]:
         """(label, array) of the writeable arrays among the guarded values (``cfg.scale``,
@@ -107,6 +134,7 @@ class Guards:
                                            or self._labels[i] in self._written):
                 self._seen[i] = v
                 self._prints[i] = _fingerprint(v)
+        self._structures()     # (a forward that sets a static attribute: as it is now)
 
     def changed(self, swappable=None) -> list[tuple[str, str]] | None:
         """(name, "old -> new") for each guarded value that changed since the last check (and
@@ -115,9 +143,11 @@ class Guards:
         again); those go to ``swaps`` ({id(old): new}) for the caller to pass."""
         now = self._read()
         seen = self._seen
+        out = [(label, "its static structure changed (train()/eval(), a setting such as "
+                "Dropout's p)") for label in self._structures()] if self._trees else []
+        out = out or None
         if all(map(is_, now, seen)):
-            return None
-        out = None
+            return out
         for i, v in enumerate(now):
             if v is seen[i]:
                 continue
@@ -344,6 +374,25 @@ class _Collector:
             self._attributes.add(key)
             label = ".".join((root,) + attrs[:-1] + (name,))
             self.globals.setdefault(id(d), (d, []))[1].append((name, label))
+
+
+def _structured(v) -> bool:
+    """Whether ``v`` is a registered pytree node (an nn.Module), or a small list, tuple or
+    dict holding one: its static structure is guarded too (Guards._structures)."""
+    items = (v.values() if type(v) is dict else v if type(v) in (list, tuple) else (v,))
+    if len(items) > REACH_ITEMS:
+        return False
+    for item in items:
+        if type(item) in (list, tuple, dict) or isinstance(item, _SCALARS + (np.ndarray,)):
+            continue
+        try:
+            node = node_of(item)
+        except Exception:                                          # noqa: BLE001
+            continue
+        if node is not None and isinstance(node[0], type) \
+                and not issubclass(node[0], (tuple, list, dict)):
+            return True
+    return False
 
 
 def _python_function(obj):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer import Tracer, register_pytree_node
+from ..tracer.pytree import note_static_change
 
 
 def _is_array(v) -> bool:
@@ -30,6 +31,11 @@ class Module:
                              lambda aux, ch: _unflatten_module(cls, aux, ch), shares_leaves=True)
 
     def __setattr__(self, name, value):
+        # A static change (anything but an array replacing a parameter) is noted: jit's guards
+        # on a model read from globals or self see model.eval() or drop.p = 0 only so
+        # (driver/guards.py); without it the jitted function kept its train-mode trace.
+        if not (_is_array(value) and name in self.__dict__.get("_parameters", ())):
+            note_static_change()
         if name in ("_parameters", "_modules"):     # the registries themselves (jit's
             object.__setattr__(self, name, value)   # write-back of a jitted method's self)
             return
@@ -66,6 +72,7 @@ class Module:
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     def __delattr__(self, name):
+        note_static_change()
         d = self.__dict__
         if name in d.get("_parameters", {}):
             del d["_parameters"][name]
@@ -143,6 +150,7 @@ class Module:
         return self
 
     def train(self, mode: bool = True) -> "Module":
+        note_static_change()
         object.__setattr__(self, "training", mode)
         for m in self.children():
             m.train(mode)
@@ -298,6 +306,7 @@ class ModuleDict(Module):
         setattr(self, key, module)
 
     def __delitem__(self, key) -> None:
+        note_static_change()
         del self.__dict__.get("_modules", {})[key]
 
     def __contains__(self, key) -> bool:
@@ -324,6 +333,7 @@ class ModuleDict(Module):
         return v
 
     def clear(self) -> None:
+        note_static_change()
         self.__dict__.get("_modules", {}).clear()
 
     def update(self, modules) -> None:

@@ -29,6 +29,20 @@ _SHARES_LEAVES: set[type] = set()
 STATIC_TYPES = (str, bytes, enum.Enum)
 
 
+# How many times a registered node's static structure changed in place (nn.Module's train(),
+# eval(), a setting assigned): jit's guards on the models a function reads from its globals
+# compare their structures again only when this moved (driver/guards.py)
+_STATIC_CHANGES = [0]
+
+
+def note_static_change() -> None:
+    _STATIC_CHANGES[0] += 1
+
+
+def static_changes() -> int:
+    return _STATIC_CHANGES[0]
+
+
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
                          wrap: Callable | None = None, set_child: Callable | None = None,
                          shares_leaves: bool = False) -> None:

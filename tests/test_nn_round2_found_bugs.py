@@ -1,0 +1,74 @@
+"""Regressions for bugs found writing PyTorch-style training code against tracejit.nn,
+tracejit.optim and tracejit.amp (round 2): each test failed before its fix. References are
+NumPy code written here or exact values; none imports torch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tracejit
+from tracejit import nn
+
+R = np.random.default_rng(7)
+X = R.standard_normal((3, 4)).astype(np.float32)
+
+
+def _interp(fn):
+    return tracejit.jit(fn, backend="interpreter")
+
+
+def _dropout_net():
+    rng = np.random.default_rng(1)
+    return nn.Sequential(nn.Linear(4, 8, rng=rng), nn.ReLU(), nn.Dropout(0.5),
+                         nn.Linear(8, 2, rng=rng))
+
+
+# -- train()/eval() of a model the jitted function does not take as an argument -----------------
+
+class _Holder:
+    def __init__(self):
+        self.model = _dropout_net()
+
+    def predict(self, x, seed):
+        return self.model(x, seed=seed)
+
+
+def _jitted_ways():
+    """(model, jitted forward) for each way to jit code that reads a model it is not passed:
+    a closure, jit(model), jit(model.forward), jit(obj.method)."""
+    def closure(m):
+        return _interp(lambda x, seed: m(x, seed=seed))
+
+    out = []
+    m = _dropout_net()
+    out.append((m, closure(m)))
+    m = _dropout_net()
+    out.append((m, _interp(m)))
+    m = _dropout_net()
+    out.append((m, _interp(m.forward)))
+    h = _Holder()
+    out.append((h.model, _interp(h.predict)))
+    return out
+
+
+def test_eval_and_train_of_a_model_read_from_a_closure_self_or_jit_model_trace_again():
+    """model.eval() set a static flag the guards did not see: the jitted forward kept its
+    train-mode trace and applied dropout at inference (and Dropout.p = 0 was ignored)."""
+    for model, f in _jitted_ways():
+        train = model(X, seed=3)
+        np.testing.assert_allclose(f(X, seed=3), train, rtol=1e-6)
+        model.eval()
+        np.testing.assert_allclose(f(X, seed=3), model(X), rtol=1e-6)
+        model.train()
+        np.testing.assert_allclose(f(X, seed=3), train, rtol=1e-6)
+        model[2].p = 0.0
+        np.testing.assert_allclose(f(X, seed=3), model(X, seed=3), rtol=1e-6)
+        assert f.trace_count == 4
+
+
+def test_a_layer_switched_to_eval_in_a_global_list_of_layers_traces_again():
+    layers = _dropout_net().children()
+    f = _interp(lambda x: layers[3](layers[2](layers[0](x), seed=5)))
+    f(X)
+    layers[2].eval()
+    np.testing.assert_allclose(f(X), layers[3](layers[0](X)), rtol=1e-6)
