@@ -199,6 +199,12 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         if j != i and isinstance(x, Tracer):
             repeats[i] = j
     written_at = [tr.written_at.get(id(tracers[i])) for i in written]
+    # A 0-d array argument returned (as it is, or after x += 1 into it) is that array in NumPy,
+    # not a NumPy scalar as a NumPy scalar argument is: the trace then keys on which it is
+    zero_d_args = {id(t): isinstance(leaf, np.ndarray) for t, leaf in zip(tracers, leaves)
+                   if isinstance(leaf, (np.generic, np.ndarray)) and np.ndim(leaf) == 0}
+    if any(id(x) in zero_d_args for x in out_leaves):
+        tr.read_scalar_kind = True
     if written and not writes_back:
         raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
                           f" = v, x += y, out=x) {context}",
@@ -223,7 +229,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
     traced.out_arrays_0d = [isinstance(x, Tracer) and x.ndim == 0
-                            and (x._view is not None or is_array_0d(x)) for x in out_leaves]
+                            and (x._view is not None or is_array_0d(x)
+                                 or zero_d_args.get(id(x), False)) for x in out_leaves]
     if externals is not None:
         ids = {id(a) for a in captured}
         traced.reached = [r for r in externals.reached() if not r[3] or id(r[1]) in ids]
