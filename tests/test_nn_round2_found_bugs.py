@@ -72,3 +72,32 @@ def test_a_layer_switched_to_eval_in_a_global_list_of_layers_traces_again():
     f(X)
     layers[2].eval()
     np.testing.assert_allclose(f(X), layers[3](layers[0](X)), rtol=1e-6)
+
+
+# -- the weights of a model read from globals / closures ---------------------------------------
+
+class _Block(nn.Module):
+    def __init__(self, rng):
+        self.seq = nn.Sequential(nn.Linear(4, 4, rng=rng), nn.ReLU())
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, x):
+        return self.norm(self.seq(x)) + x
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng: nn.Sequential(nn.Linear(4, 8, rng=rng), nn.ReLU(), nn.Linear(8, 2, rng=rng)),
+    lambda rng: nn.Sequential(_Block(rng), nn.Linear(4, 2, rng=rng))], ids=["flat", "nested"])
+def test_jitted_code_sees_new_weights_of_a_model_it_reads_from_a_closure(make):
+    """A Sequential's weights sit four __dict__ levels down (_modules, "0", _parameters): past
+    the depth arrays were looked for, so they were baked in as constants and load_state_dict
+    or an in-place update was silently not seen."""
+    model = make(np.random.default_rng(0))
+    f = _interp(lambda x: model(x))
+    np.testing.assert_allclose(f(X), model(X), rtol=1e-6)
+    model.load_state_dict(make(np.random.default_rng(1)).state_dict())
+    np.testing.assert_allclose(f(X), model(X), rtol=1e-6)
+    for p in model.parameters():
+        p *= 0.5
+    np.testing.assert_allclose(f(X), model(X), rtol=1e-6)
+    assert f.trace_count == 1

@@ -41,6 +41,7 @@ import zlib
 import numpy as np
 
 from .arguments import abstract_leaf
+from .pytree import node_of
 from .tracer import Tracer
 from .user_code import (CELL_STORES, MISSING, READS_GLOBALS, STORES, cell_value, global_names,
                         is_library, stored_names, type_checked)
@@ -232,7 +233,7 @@ class ExternalArrays:
     def shadow(self, fn):
         return Shadows(self.lift, self.reach).of(fn)
 
-    def reach(self, value, label: str, depth: int = 0, path=None) -> None:
+    def reach(self, value, label: str, depth: int = 0, path=None, in_node=False) -> None:
         """Note the writeable arrays held by ``value`` (a global or closure value of the
         user's code that is no array itself, a static argument, a jitted method's ``self``):
         its items if it is a list, tuple or dict, its own attributes if it is an object, the
@@ -244,6 +245,12 @@ class ExternalArrays:
             return
         self._visited += 1
         root, steps = (value, ()) if path is None else path
+        # A registered pytree node (an nn.Module) holds its arrays and submodules in dicts of
+        # its own (_parameters, _modules): those and the submodules in them are no level of
+        # depth, or a global Sequential's weights (model._modules["0"]._parameters["weight"],
+        # four levels) stayed constants of the trace: load_state_dict, an in-place change or
+        # an optimizer step was not seen.
+        node = _registered(value)
         if type(value) in (list, tuple):
             n = len(value)
             items = ((f"{label}[{i}]", ("item", i, n), v)
@@ -284,7 +291,9 @@ class ExternalArrays:
                 if len(paths) < 4:
                     paths.append((root, steps + (step,)))
             else:
-                self.reach(v, name, depth + 1, (root, steps + (step,)))
+                flat = (node and type(v) is dict) or (in_node and _registered(v))
+                self.reach(v, name, depth + (not flat), (root, steps + (step,)),
+                           in_node=node and type(v) is dict)
 
     def found(self, array):
         """The tracer for ``array`` if it is one of the arrays reached from outside (else
@@ -471,6 +480,18 @@ def resolve(path):
         if value is MISSING:
             return MISSING
     return value
+
+
+def _registered(value) -> bool:
+    """Whether ``value`` is an object of a registered pytree node class (an nn.Module)."""
+    if type(value) in (list, tuple, dict) or isinstance(value, np.ndarray):
+        return False
+    try:
+        node = node_of(value)
+    except Exception:                                              # noqa: BLE001
+        return False
+    return node is not None and isinstance(node[0], type) \
+        and not issubclass(node[0], (list, tuple, dict))
 
 
 # What ``reach`` follows in a bound method and a partial (read-only members, no user code)
