@@ -101,3 +101,22 @@ def test_jitted_code_sees_new_weights_of_a_model_it_reads_from_a_closure(make):
         p *= 0.5
     np.testing.assert_allclose(f(X), model(X), rtol=1e-6)
     assert f.trace_count == 1
+
+
+# -- state_dict --------------------------------------------------------------------------------
+
+class _TiedHead(nn.Module):
+    def __init__(self):
+        self.emb = np.zeros((3, 2), np.float32)
+        self.out = nn.Linear(2, 3, bias=False)
+        self.out.weight = self.emb
+
+
+def test_loading_two_values_into_a_tied_parameter_keeps_the_last_as_torch():
+    """torch copies each name's value into the one tensor in state_dict order: the last
+    (out.weight) is what a tied model holds after loading an untied checkpoint; the first's
+    (emb) was kept."""
+    m = _TiedHead()
+    m.load_state_dict({"emb": np.ones((3, 2)), "out.weight": np.full((3, 2), 2.0)})
+    assert m.emb is m.out.weight
+    np.testing.assert_array_equal(m.emb, np.full((3, 2), 2.0, np.float32))

@@ -181,13 +181,14 @@ class Module:
             if value.shape != old.shape:
                 raise ValueError(f"load_state_dict: {key} has shape {value.shape}, the model "
                                  f"expects {old.shape}")
-            # A tied parameter (one array under two names) stays one array, the value of
-            # its first name, as torch's copy into the one tensor keeps it one.
-            if id(old) not in tied:
-                tied[id(old)] = value.astype(old.dtype)
-            updates.append((mod, name, tied[id(old)]))
-        for mod, name, value in updates:
-            mod._parameters[name] = value
+            # A tied parameter (one array under two names) stays one array. torch copies
+            # each name's value into the one tensor in state_dict order, so the LAST name's
+            # value is what it holds (the first's was kept here: a checkpoint of an untied
+            # model loaded into a tied one gave other weights than in torch).
+            tied[id(old)] = value.astype(old.dtype)
+            updates.append((mod, name, id(old)))
+        for mod, name, key in updates:
+            mod._parameters[name] = tied[key]
         return self
 
     def save(self, path) -> None:
