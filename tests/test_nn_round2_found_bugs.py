@@ -120,3 +120,32 @@ def test_loading_two_values_into_a_tied_parameter_keeps_the_last_as_torch():
     m.load_state_dict({"emb": np.ones((3, 2)), "out.weight": np.full((3, 2), 2.0)})
     assert m.emb is m.out.weight
     np.testing.assert_array_equal(m.emb, np.full((3, 2), 2.0, np.float32))
+
+
+def test_load_state_dict_with_strict_false_loads_the_keys_the_model_has():
+    lin = nn.Linear(2, 3)
+    lin.load_state_dict({"weight": np.ones((3, 2)), "extra": np.zeros(1)}, strict=False)
+    np.testing.assert_array_equal(lin.weight, np.ones((3, 2), np.float32))
+    with pytest.raises(KeyError):
+        lin.load_state_dict({"weight": np.ones((3, 2))})
+
+
+# -- torch's constructor arguments -------------------------------------------------------------
+
+def test_layers_take_torchs_constructor_arguments():
+    """nn.ReLU(inplace=True), nn.GELU(approximate="tanh"), nn.Dropout(p, inplace=False),
+    nn.LayerNorm(n, elementwise_affine=False) and nn.MaxPool2d(k, s, p, dilation) were
+    TypeErrors."""
+    from tracejit.nn import functional as F
+    np.testing.assert_array_equal(nn.ReLU(inplace=True)(X), F.relu(X))
+    np.testing.assert_array_equal(nn.GELU(approximate="tanh")(X), F.gelu(X, "tanh"))
+    assert nn.Dropout(0.2, inplace=False).p == 0.2
+    ln = nn.LayerNorm(4, elementwise_affine=False)
+    assert ln.parameters() == [] and len(nn.LayerNorm(4, bias=False).parameters()) == 1
+    np.testing.assert_array_equal(ln(X), F.layer_norm(X, (4,)))
+    img = R.standard_normal((1, 1, 7, 7))
+    pool = nn.MaxPool2d(3, 2, 1, 2)
+    np.testing.assert_array_equal(pool(img), F.max_pool2d(img, 3, 2, 1, 2))
+    assert pool(img).shape == (1, 1, 3, 3)
+    with pytest.raises(ValueError):
+        nn.MaxPool2d(2, ceil_mode=True)

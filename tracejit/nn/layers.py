@@ -55,13 +55,19 @@ class Conv2d(Module):
 
 
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        pass          # torch's inplace=True saves memory only: the values are the same
+
     def forward(self, x):
         return F.relu(x)
 
 
 class GELU(Module):
+    def __init__(self, approximate="none"):
+        self.approximate = approximate
+
     def forward(self, x):
-        return F.gelu(x)
+        return F.gelu(x, self.approximate)
 
 
 class Tanh(Module):
@@ -89,19 +95,29 @@ class Flatten(Module):
 
 
 class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0):
+    """torch.nn.MaxPool2d's arguments, in its order (dilation was missing, so
+    ``MaxPool2d(3, 2, 1, 1)`` failed); ``ceil_mode=True`` and ``return_indices=True`` are
+    refused."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        if return_indices:
+            raise ValueError("MaxPool2d: return_indices=True is not supported")
+        F._no_ceil_mode(ceil_mode)
         self.kernel_size, self.stride = _hashable(kernel_size), _hashable(stride)
-        self.padding = _hashable(padding)
+        self.padding, self.dilation = _hashable(padding), _hashable(dilation)
 
     def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
 
 
 class Dropout(Module):
     """Dropout with an explicit seed: ``model(x, seed=step)``-style code passes it through
     ``Sequential``; in eval mode (``model.eval()``) it is the identity."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
 
     def forward(self, x, seed=0):
@@ -109,12 +125,16 @@ class Dropout(Module):
 
 
 class LayerNorm(Module):
-    def __init__(self, normalized_shape, eps=1e-5, *, dtype=np.float32):
+    """torch.nn.LayerNorm: ``elementwise_affine=False`` holds no weight or bias,
+    ``bias=False`` no bias."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, *,
+                 dtype=np.float32):
         shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
             else tuple(int(d) for d in normalized_shape)
         self.normalized_shape, self.eps = shape, eps
-        self.weight = np.ones(shape, dtype)
-        self.bias = np.zeros(shape, dtype)
+        self.weight = np.ones(shape, dtype) if elementwise_affine else None
+        self.bias = np.zeros(shape, dtype) if elementwise_affine and bias else None
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

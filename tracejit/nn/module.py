@@ -163,12 +163,16 @@ class Module:
     def state_dict(self) -> dict[str, np.ndarray]:
         return {k: np.asarray(v) for k, v in self.named_parameters(remove_duplicate=False)}
 
-    def load_state_dict(self, state: dict) -> "Module":
+    def load_state_dict(self, state: dict, strict: bool = True) -> "Module":
+        """Copy ``state``'s arrays into the parameters (cast to their dtypes). As torch's,
+        ``strict=False`` loads the keys the model has and ignores the others (shapes must
+        still match); unlike torch's it returns the model."""
         own = dict(self.named_parameters(remove_duplicate=False))
         missing, unexpected = set(own) - set(state), set(state) - set(own)
-        if missing or unexpected:
+        if (missing or unexpected) and strict:
             raise KeyError(f"load_state_dict: missing {sorted(missing)}, unexpected "
                            f"{sorted(unexpected)}")
+        state = {k: v for k, v in state.items() if k in own}
         # Check every entry before assigning any, so a failed load leaves the model unchanged.
         updates, tied = [], {}
         for key, value in sorted(state.items(), key=lambda kv: list(own).index(kv[0])):
