@@ -21,3 +21,26 @@ def test_a_zero_d_array_argument_returned_unchanged_stays_a_zero_d_array():
             assert all(type(o) is np.ndarray and o.shape == () and o == 1.5 for o in out)
             out = jf(np.float64(1.5))       # the same cache key, unless the trace asked
             assert [type(o) for o in out] == [np.float64] * 3 and out[0] == 1.5
+
+
+# np.split at a negative point (np.split(x, [-2]), np.hsplit(x, [-1])) raised an internal
+# IRTypeError ("slice -2:5:1 invalid"), and into sections of an empty axis a raw "range() arg 3
+# must not be zero"; np.split(x, -1) gave [] and np.array_split(x, 0) a ZeroDivisionError
+# where NumPy's ValueError says the number of sections must be positive.
+def test_split_at_negative_points_and_of_an_empty_axis_is_numpys():
+    def f(x, e):
+        return (np.split(x, [-2]), np.split(x, [-9, 2, 9]), np.hsplit(x[None], [-1]),
+                np.array_split(x, [-1]), np.split(e, 3), np.array_split(e, 2))
+
+    x, e = np.arange(5.0), np.zeros((0,))
+    for be in ("interpreter", "numba"):
+        out, ref = tracejit.jit(f, backend=be)(x, e), f(x, e)
+        assert [[p.shape for p in o] for o in out] == [[p.shape for p in o] for o in ref]
+        for o, r in zip(out, ref):
+            for p, q in zip(o, r):
+                np.testing.assert_array_equal(p, q)
+    g = tracejit.grad(lambda x: np.split(x, [-2])[1] @ np.array([2.0, 3.0]))(x)
+    np.testing.assert_array_equal(g, [0, 0, 0, 2, 3])
+    for bad in (lambda x: np.split(x, -1), lambda x: np.array_split(x, 0)):
+        with pytest.raises(ValueError, match="number sections must be larger than 0"):
+            tracejit.jit(bad, backend="interpreter")(x)

@@ -80,13 +80,12 @@ def split(ary, indices_or_sections, axis=0):
         if n % indices_or_sections:
             raise numpy_error(ValueError, f"array split does not result in an equal division: "
                               f"{n} into {indices_or_sections}", "use np.array_split")
-        step = n // indices_or_sections
-        bounds = list(range(0, n + 1, step))
-    else:
-        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
+        return array_split(x, indices_or_sections, axis)
+    bounds = [0] + [int(i) for i in indices_or_sections] + [n]
     outs = []
     for a, b in zip(bounds[:-1], bounds[1:]):
-        starts = [0] * x.ndim
+        a, b, _ = slice(a, b).indices(n)    # x[a:b], as NumPy: a negative point counts from
+        starts = [0] * x.ndim               # the end, one past the end is clipped
         stops = list(x.shape)
         starts[axis], stops[axis] = a, max(a, b)
         outs.append(slice_(x, starts, stops, [1] * x.ndim))
@@ -117,6 +116,9 @@ def array_split(ary, indices_or_sections, axis=0):
     if not isinstance(indices_or_sections, (int, np.integer)):
         return split(x, indices_or_sections, axis)
     n, k = x.shape[normalize_axis(axis, x.ndim)], int(indices_or_sections)
+    if k <= 0:
+        raise numpy_error(ValueError, "number sections must be larger than 0.",
+                          "pass a positive number of sections")
     sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
     return split(x, np.cumsum(sizes)[:-1].tolist(), axis)
 
