@@ -50,7 +50,9 @@ def test_cuda_matches_numpy_on_the_differential_case(case, dtype):
     with np.errstate(all="ignore"):
         expected = case.fn(*inputs)
         got = tj.jit(case.fn, device="cuda")(*inputs)
-    assert_same_tree(got, expected, 2e-5 if dtype == "float32" else 1e-11)
+    # float16 groups run on the CPU (placement), whose sums round once where some of NumPy's
+    # loops round every step: test_numpy_differential's float16 tolerance
+    assert_same_tree(got, expected, {"float16": 1e-2, "float32": 2e-5}.get(dtype, 1e-11))
 
 
 # -- random programs: the backend-differential suite's checks, on the "cuda" backend ---------
