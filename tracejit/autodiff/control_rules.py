@@ -280,6 +280,19 @@ def _depends(fn: Function, sources) -> set:
     return seen
 
 
+def _producers(body_ops: list, results: list) -> list:
+    """The ops of ``body_ops`` that ``results`` are computed from, in order. Unlike dce, a
+    side effect not needed is left out: a ``debug_print`` of the carry in a scan body runs in
+    the forward scan; kept here, before the loop, it read a carry there is no value of
+    (a KeyError under grad)."""
+    live, kept = set(results), []
+    for op in reversed(body_ops):
+        if any(r in live for r in op.results):
+            kept.append(op)
+            live.update(op.operands)
+    return kept[::-1]
+
+
 def _emit(body_ops: list, env: dict, results: list) -> list:
     """Emit ``body_ops`` into the current trace, reading operands through ``env`` (value ->
     Tracer, extended as it goes); return the Tracers of ``results``."""
@@ -317,8 +330,7 @@ def _scan_vjp_storing(o, xs, active):
     stacking = verify(dce(Function(body.name, params, fwd.ops, primal + stacked)))
     res = emit_op(current_trace(), ops.scan, xs, o.attrs, [stacking], o.loc)
     outs, stacks = res[:m + ny], dict(zip(stacked, res[m + ny:]))
-    once = _emit(dce(Function(body.name, params, fwd.ops, hoisted)).ops,
-                 dict(zip(params[:n], xs[:n])), hoisted)
+    once = _emit(_producers(fwd.ops, hoisted), dict(zip(params[:n], xs[:n])), hoisted)
     sequences = [xs[n + m + x_of[r]] if r in x_of else outs[m + y_of[r]] if r in y_of
                  else stacks[r] for r in sliced]
     # The backward part's ops that read hoisted residuals and nothing that varies (1 / w, a
