@@ -149,3 +149,23 @@ def test_layers_take_torchs_constructor_arguments():
     assert pool(img).shape == (1, 1, 3, 3)
     with pytest.raises(ValueError):
         nn.MaxPool2d(2, ceil_mode=True)
+
+
+def test_sequential_and_module_list_take_item_assignment_deletion_insert_and_pop():
+    """As torch's: s[i] = layer keeps the name, del and pop number the layers again (they
+    were TypeErrors), and the parameters follow."""
+    rng = np.random.default_rng(0)
+    a, b, c = (nn.Linear(4, 4, rng=rng) for _ in range(3))
+    for cls in (nn.Sequential, lambda *ls: nn.ModuleList(ls)):
+        s = cls(a, nn.ReLU(), b)
+        s[-1] = c
+        assert s[2] is c and [n for n, _ in s.named_parameters()] == [
+            "0.weight", "0.bias", "2.weight", "2.bias"]
+        del s[0]
+        assert [n for n, _ in s.named_children()] == ["0", "1"] and s[1] is c
+        assert s.pop(0).__class__ is nn.ReLU and len(s) == 1
+        with pytest.raises(TypeError):
+            s[0] = np.ones(3)
+    m = nn.ModuleList([a])
+    m.insert(0, b)
+    assert list(m) == [b, a]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import functional as F
-from .module import Module
+from .module import Module, delete_layers, renumber, set_layer
 
 
 def _uniform(rng, bound, shape, dtype):
@@ -155,7 +155,8 @@ class Sequential(Module):
     As ``torch.nn.Sequential``: ``Sequential(a, b)`` names the layers ``"0"``, ``"1"``;
     ``Sequential(OrderedDict(name=layer, ...))`` (or a dict) keeps the names. Indexing, a
     slice (a Sequential keeping the layers' names), ``len``, iteration, ``append``,
-    ``extend`` and ``insert``."""
+    ``extend``, ``insert``, ``pop``, ``s[i] = layer`` (keeping its name) and ``del s[i]`` (the
+    layers numbered again, as torch's)."""
 
     def __init__(self, *layers):
         if len(layers) == 1 and isinstance(layers[0], dict):
@@ -177,6 +178,17 @@ class Sequential(Module):
         if isinstance(i, slice):
             return Sequential(dict(list(self.named_children())[i]))
         return self.children()[i]
+
+    def __setitem__(self, i, module) -> None:
+        set_layer(self, i, module)
+
+    def __delitem__(self, i) -> None:
+        delete_layers(self, i)
+
+    def pop(self, i):
+        module = self[i]
+        del self[i]
+        return module
 
     def __len__(self):
         return len(self.children())
@@ -202,9 +214,7 @@ class Sequential(Module):
             raise IndexError(f"Index out of range: {index}")
         layers = self.children()
         layers.insert(index + n if index < 0 else index, module)
-        self.__dict__["_modules"] = {}
-        for i, layer in enumerate(layers):
-            setattr(self, str(i), layer)
+        renumber(self, layers)
         return self
 
 

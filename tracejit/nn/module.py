@@ -264,9 +264,36 @@ def _check_module_name(owner, name, module, what):
         raise KeyError(f"attribute '{name}' already exists")
 
 
+def set_layer(owner, i, module) -> None:
+    """``owner[i] = module`` of a ModuleList or Sequential: the layer keeps its name."""
+    if not isinstance(module, Module):
+        raise TypeError(f"cannot assign {type(module).__name__!r} as child module "
+                        "(torch.nn.Module or None expected)")
+    if isinstance(i, slice):
+        raise TypeError("assigning to a slice of layers is not supported")
+    setattr(owner, list(owner.__dict__.get("_modules", {}))[i], module)
+
+
+def renumber(owner, layers) -> None:
+    """Register ``layers`` as ``owner``'s submodules ``"0"``, ``"1"``, ..., as torch numbers a
+    ModuleList or a Sequential after ``del``, ``insert`` or ``pop``."""
+    note_static_change()
+    owner.__dict__["_modules"] = {}
+    for i, layer in enumerate(layers):
+        setattr(owner, str(i), layer)
+
+
+def delete_layers(owner, i) -> None:
+    layers = owner.children()
+    del layers[i]
+    renumber(owner, layers)
+
+
 class ModuleList(Module):
     """Submodules in a list, as ``torch.nn.ModuleList``: indexing, ``len``, iteration,
-    ``append`` and ``extend``; their parameters are named ``"0.weight"``, ``"1.weight"``, ..."""
+    ``append``, ``extend``, ``insert``, ``pop``, ``l[i] = m`` and ``del l[i]`` (the layers
+    are numbered again, as torch's); their parameters are named ``"0.weight"``, ``"1.weight"``,
+    ... (``l[i] = m`` and ``del`` were TypeErrors.)"""
 
     def __init__(self, modules=()):
         self.extend(modules)
@@ -283,6 +310,22 @@ class ModuleList(Module):
     def __getitem__(self, i):
         children = self.children()
         return ModuleList(children[i]) if isinstance(i, slice) else children[i]
+
+    def __setitem__(self, i, module) -> None:
+        set_layer(self, i, module)
+
+    def __delitem__(self, i) -> None:
+        delete_layers(self, i)
+
+    def insert(self, index: int, module) -> None:
+        layers = self.children()
+        layers.insert(index, module)
+        renumber(self, layers)
+
+    def pop(self, i=-1):
+        module = self[i]
+        del self[i]
+        return module
 
     def __len__(self):
         return len(self.__dict__.get("_modules", {}))
