@@ -44,3 +44,31 @@ def test_split_at_negative_points_and_of_an_empty_axis_is_numpys():
     for bad in (lambda x: np.split(x, -1), lambda x: np.array_split(x, 0)):
         with pytest.raises(ValueError, match="number sections must be larger than 0"):
             tracejit.jit(bad, backend="interpreter")(x)
+
+
+# np.copy(x, order="F") was x in C order, so a later ravel(order="K") or reshape(order="A")
+# read it in the wrong order; x.transpose(None) raised an internal TypeError (int(None));
+# np.delete(x, []) raised an IndexError (NumPy deletes nothing).
+def test_copy_in_fortran_order_transpose_of_none_and_delete_of_nothing_are_numpys():
+    def f(x):
+        return (np.copy(x, order="F").ravel(order="K"), np.copy(x.T, order="A").ravel("A"),
+                x.transpose(None), np.delete(x, []), np.delete(x, [], axis=1))
+
+    x = np.arange(6.0).reshape(2, 3)
+    out, ref = tracejit.jit(f, backend="interpreter")(x), f(x)
+    for o, r in zip(out, ref):
+        assert o.shape == r.shape
+        np.testing.assert_array_equal(o, r)
+
+
+# np.expand_dims(x, (0, 0)) gave one new axis where NumPy says "repeated axis"; np.diff(x, n=-1)
+# gave x where NumPy refuses a negative order.
+@pytest.mark.parametrize("fn", [lambda x: np.expand_dims(x, (0, 0)),
+                                lambda x: np.expand_dims(x, (1, -2)),
+                                lambda x: np.diff(x, n=-1)])
+def test_repeated_new_axes_and_a_negative_diff_order_are_numpys_value_error(fn):
+    x = np.arange(3.0)
+    with pytest.raises(ValueError):
+        fn(x)
+    with pytest.raises(ValueError):
+        tracejit.jit(fn, backend="interpreter")(x)

@@ -317,7 +317,7 @@ class Tracer:
         return _numpy.reshape(self, shape, order)
 
     def transpose(self, *axes):
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return _numpy.transpose(self, axes or None)
 

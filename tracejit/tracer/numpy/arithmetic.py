@@ -425,6 +425,9 @@ def select(condlist, choicelist, default=0):
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     x = lift(a)
     axis = normalize_axis(axis, x.ndim)
+    if n < 0:                               # (range(n) made it x itself)
+        raise numpy_error(ValueError, f"order must be non-negative but got {n}",
+                          "pass n >= 0")
     if n == 0:
         return x
     if prepend is not None or append is not None:

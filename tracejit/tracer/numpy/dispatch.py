@@ -136,7 +136,8 @@ FUNCTIONS = {
     np.empty_like: shapes.filled_like(0), np.full_like: shapes.full_like,
     np.astype: lambda x, dtype, /, *, copy=True, device=None: lifting.lift(x).astype(
         dtype, copy=copy),
-    np.copy: lambda a, order="K", subok=False: lifting.lift(a),
+    # (np.array's copy: np.copy(x, order="F") is laid out in Fortran order, as NumPy's)
+    np.copy: lambda a, order="K", subok=False: conversion.array(a, order=order),
     np.shape: lambda a: lifting.lift(a).shape, np.ndim: lambda a: lifting.lift(a).ndim,
     np.size: lambda a, axis=None: (lifting.lift(a).size if axis is None
                                    else lifting.lift(a).shape[axis]),

@@ -305,6 +305,8 @@ def delete(arr, obj, axis=None):
         drop = _constant(obj, "np.delete", "index")
         if drop.dtype == bool:
             drop = np.flatnonzero(drop)
+        elif drop.size == 0 and not isinstance(obj, (np.ndarray, Tracer)):
+            drop = drop.astype(np.intp)     # [] is float64 to np.asarray: NumPy deletes none
     keep = np.delete(np.arange(n), drop)        # NumPy's checks and rules for the positions
     return take(x, keep, axis)
 

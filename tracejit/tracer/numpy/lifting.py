@@ -235,6 +235,8 @@ def expand_dims(x, axis):
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     ndim = x.ndim + len(axes)
     axes = sorted(normalize_axis(a, ndim) for a in axes)
+    if len(set(axes)) != len(axes):         # NumPy's error; inserting twice was one axis short
+        raise numpy_error(ValueError, "repeated axis", "name each new axis once")
     shape = list(x.shape)
     for a in axes:
         shape.insert(a, 1)
