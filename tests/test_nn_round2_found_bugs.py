@@ -169,3 +169,29 @@ def test_sequential_and_module_list_take_item_assignment_deletion_insert_and_pop
     m = nn.ModuleList([a])
     m.insert(0, b)
     assert list(m) == [b, a]
+
+
+def _conv_reference(xp, w, b):
+    """Direct cross-correlation of an already padded (N, C, H, W) input."""
+    o, _, kh, kw = w.shape
+    n, _, h, wd = xp.shape
+    out = np.zeros((n, o, h - kh + 1, wd - kw + 1))
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i:i + kh, j:j + kw], w)
+    return out + b.reshape(1, o, 1, 1)
+
+
+@pytest.mark.parametrize("mode, np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                           ("circular", "wrap")])
+def test_conv2d_padding_modes_pad_the_input_as_torch(mode, np_mode):
+    """Conv2d(padding_mode=...) was a TypeError."""
+    conv = nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode, rng=np.random.default_rng(0),
+                     dtype=np.float64)
+    x = R.standard_normal((1, 2, 4, 5))
+    want = _conv_reference(np.pad(x, ((0, 0), (0, 0), (1, 1), (2, 2)), mode=np_mode),
+                           conv.weight, conv.bias)
+    np.testing.assert_allclose(conv(x), want, rtol=1e-12)
+    np.testing.assert_allclose(conv(x[0]), want[0], rtol=1e-12)
+    with pytest.raises(ValueError):
+        nn.Conv2d(2, 3, 3, padding_mode="mirror")

@@ -37,8 +37,13 @@ class Conv2d(Module):
     """NCHW convolution with OIHW weights; init as PyTorch (bound 1/sqrt(fan_in))."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, *, rng=None, dtype=np.float32):
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", *, rng=None,
+                 dtype=np.float32):
         rng = rng if rng is not None else np.random.default_rng()
+        if padding_mode not in _PAD_MODES:
+            raise ValueError(f"padding_mode must be one of {tuple(_PAD_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.padding_mode = padding_mode
         kh, kw = F._pair(kernel_size)
         fan_in = in_channels // groups * kh * kw
         bound = 1.0 / math.sqrt(fan_in)
@@ -50,8 +55,21 @@ class Conv2d(Module):
         self.bias = _uniform(rng, bound, (out_channels,), dtype) if bias else None
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            # torch pads with the mode first, then convolves without padding
+            ph, pw = F._conv_padding(padding, self.kernel_size, F._pair(self.stride),
+                                     F._pair(self.dilation))
+            x = np.pad(x, ((0, 0),) * (x.ndim - 2) + (ph, pw),
+                       mode=_PAD_MODES[self.padding_mode])
+            padding = 0
+        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
+
+
+# torch's Conv2d padding modes as np.pad's
+_PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}
 
 
 class ReLU(Module):
