@@ -2,6 +2,7 @@
 (tests/cuda_simulator.py chooses it, as for tests/test_cuda_backend.py)."""
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -111,20 +112,50 @@ for dt, suffix in ((np.float32, "f32"), (np.float64, "f64")):
     z = subs[0][2].rstrip(",")
     (producer,) = [l for l in lines if l[1].rstrip(",") == z]
     assert producer[0] == "mul.rn." + suffix, producer
-print("OK")
+print("FMA-OK")
+
+x = np.array([2**63 - 1, -2**63], np.int64)
+for g in (lambda x: (x + 1) > x, lambda x: (x - 1) < x):
+    (ptx,) = tj.jit(g, device="cuda").lower(x).ptx(cc=(9, 0))
+    # folded as never overflowing, the comparison was `1 > 0`: x was never even loaded
+    assert "ld.global" in ptx, ptx
+print("INT64-WRAP-OK")
 """
 
 
-def test_a_float_product_on_the_device_is_not_fused_into_the_sub_reading_it():
-    """z = a * b; exp(z - z.max()) on a GPU: the PTX held a plain ``mul.f32`` feeding a
-    ``sub.f32``, which ptxas contracts into fma(a, b, -max) (its default), so the value at the
-    maximum was exp(rounding error of a*b), not 1: NumPy rounds every op."""
+@functools.lru_cache(maxsize=None)
+def _ptx_child() -> str:
+    """The PTX checks' output: one child process (the real target) for all of them."""
     import os
     import subprocess
     import sys
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.run([sys.executable, "-c", PTX_SCRIPT], env=cuda_simulator.ptx_child_env(),
                           capture_output=True, text=True, cwd=root)
-    if "NO-NVVM" in proc.stdout:
-        pytest.skip(f"NVVM is missing: {proc.stdout.strip()}")
-    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]
+    return proc.stdout + proc.stderr[-3000:]
+
+
+def _ptx_check(ok: str):
+    out = _ptx_child()
+    if "NO-NVVM" in out:
+        pytest.skip(f"NVVM is missing: {out.strip()}")
+    assert ok in out, out
+
+
+def test_a_float_product_on_the_device_is_not_fused_into_the_sub_reading_it():
+    """z = a * b; exp(z - z.max()) on a GPU: the PTX held a plain ``mul.f32`` feeding a
+    ``sub.f32``, which ptxas contracts into fma(a, b, -max) (its default), so the value at the
+    maximum was exp(rounding error of a*b), not 1: NumPy rounds every op."""
+    _ptx_check("FMA-OK")
+
+
+def test_int64_add_and_sub_wrap_on_the_device_instead_of_being_folded():
+    """Numba's CUDA target marks int64 + - * nsw (never overflowing), and NVVM folded
+    (x + 1) > x to True (x was not even loaded): at 2**63 - 1 NumPy wraps, gives False."""
+    _ptx_check("INT64-WRAP-OK")
+    x = np.array([2**63 - 1, -2**63, 5], np.int64)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = tj.jit(lambda x: ((x + 1) > x, (x - 1) < x), device="cuda")(x)
+    np.testing.assert_array_equal(got[0], [False, True, True])
+    np.testing.assert_array_equal(got[1], [True, False, True])

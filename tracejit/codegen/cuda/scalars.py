@@ -92,6 +92,12 @@ def _operator(symbol):
         t = op.results[0].dtype
         if symbol == "*" and t.name in ("float32", "float64") and not SIMULATED:
             return f"libdevice.{'f' if t.name == 'float32' else 'd'}mul_rn({a}, {b})"
+        if t.name == "int64" and not SIMULATED:
+            # Numba's CUDA target marks signed + - * nsw (never overflowing), and NVVM folded
+            # int64 (x + 1) > x to True where NumPy wraps: computed in uint64 (no flags, the
+            # same bits), as the CPU kernels' runtime.wadd do. (Narrower ints compute in
+            # int64, where they cannot overflow; the simulator's NumPy scalars wrap.)
+            return f"int64(uint64({a}) {symbol} uint64({b}))"
         return emitters.wrapped(op, f"{a} {symbol} {b}")
     return rule
 
