@@ -33,3 +33,32 @@ def test_grad_of_a_scan_whose_body_prints_its_carry_matches_finite_differences(c
     g = ijit(tj.grad(loss))(w)
     assert capsys.readouterr().out.count("c=") == 2     # printed by the forward scan only
     assert_close(g, numeric_grad(ijit(loss), [w], 0), rtol=1e-5)
+
+
+def _loss_and_aux(a, b):
+    return (a[:, None] * b ** 3).sum() ** 2, {"b2": a * b[:2]}
+
+
+def test_jacrev_jacfwd_hessian_and_jvp_take_has_aux_as_in_jax():
+    # jacrev, jacfwd and hessian had no has_aux (a TypeError), nor had jvp, where JAX's
+    # return (jacobian, aux) and (output, tangent, aux).
+    a, b = np.array([0.5, -1.0]), np.array([2.0, 3.0, 1.0])
+    value, aux = _loss_and_aux(a, b)
+    s = (a[:, None] * b ** 3).sum()             # value = s ** 2, ds/da_i = sum(b ** 3)
+    grad_a = 2 * s * np.full(2, (b ** 3).sum())
+    hess_a = np.full((2, 2), 2 * (b ** 3).sum() ** 2)
+    for jac in (tj.jacrev, tj.jacfwd):
+        got, got_aux = ijit(jac(_loss_and_aux, has_aux=True))(a, b)
+        assert_close(got, grad_a)
+        assert_close(got_aux["b2"], aux["b2"])
+        (ga, gb), _ = jac(_loss_and_aux, argnums=(0, 1), has_aux=True)(a, b)
+        assert ga.shape == (2,) and gb.shape == (3,)
+    h, h_aux = ijit(tj.hessian(_loss_and_aux, has_aux=True))(a, b)
+    assert_close(h, hess_a)
+    assert_close(h_aux["b2"], aux["b2"])
+    out, tangent, jvp_aux = tj.jvp(lambda q: _loss_and_aux(q, b), (a,), (np.ones(2),),
+                                   has_aux=True)
+    assert_close(out, value)
+    assert_close(tangent, grad_a.sum())
+    assert_close(jvp_aux["b2"], aux["b2"])
+    assert len(tj.jvp(lambda q: q * 2, (a,), (a,))) == 2     # without has_aux as before

@@ -438,7 +438,8 @@ def vjp(fn, *primals, has_aux=False):
 
 
 # -- forward mode -------------------------------------------------------------------------------
-def _jvp_traced(fn, primals, tangents):
+def _jvp_traced(fn, primals, tangents, has_aux=False):
+    """(output, output tangent) or, with ``has_aux``, (output, output tangent, aux)."""
     p_leaves, p_tree = flatten(tuple(primals))
     t_leaves, t_tree = flatten(tuple(tangents))
     if p_tree != t_tree:
@@ -448,7 +449,8 @@ def _jvp_traced(fn, primals, tangents):
     # values, which Python code may need (range(n)), as in JAX
     keep = {i for i, x in enumerate(p_leaves) if _is_scalar(x, floats=False)}
     params = [i for i in range(len(p_leaves)) if i not in keep]
-    t = trace(fn, _concrete(tuple(primals), keep), {}, _name(fn), _arg_names(fn))
+    t = trace(_with_aux(fn, has_aux, "jvp"), _concrete(tuple(primals), keep), {}, _name(fn),
+              _arg_names(fn))
     f = t.function
     wrt = [j for j in range(len(params)) if f.params[j].type.dtype.is_float]
     for j in wrt:
@@ -462,10 +464,11 @@ def _jvp_traced(fn, primals, tangents):
     outs = run(j, [p_leaves[i] for i in params] + list(t.captured)
                + [t_leaves[params[k]] for k in wrt])
     n = len(f.results)
-    return unflatten(t.out_tree, outs[:n]), unflatten(t.out_tree, outs[n:])
+    (out, aux), (tangent, _) = unflatten(t.out_tree, outs[:n]), unflatten(t.out_tree, outs[n:])
+    return (out, tangent, aux) if has_aux else (out, tangent)
 
 
-# jvp's jitted functions by fn. A plain Python function keeps its own, in its __dict__ as
+# jvp's jitted functions by fn (a dict: has_aux -> them). A plain Python function keeps its own, in its __dict__ as
 # (fn, jits), so that they die with it: they close over fn, so a WeakKeyDictionary entry's
 # value held its key alive, and jvp of a new lambda (or closure) each step kept every one
 # with its traces and programs. (fn is in the value because functools.update_wrapper copies
@@ -505,16 +508,22 @@ def _check_jvp_arguments(primals, tangents):
                          "argument")
 
 
-def jvp(fn, primals, tangents):
-    """(fn(*primals), the directional derivative of fn at primals along tangents)."""
+def jvp(fn, primals, tangents, has_aux=False):
+    """(fn(*primals), the directional derivative of fn at primals along tangents); with
+    has_aux, fn returns (output, aux) and jvp (output, tangent, aux), as JAX's (it was
+    refused: jacfwd and hessian with has_aux are built on it)."""
     _callable(fn, "jvp")
     _check_jvp_arguments(primals, tangents)
     if current_trace() is not None:
-        return _jvp_traced(fn, primals, tangents)
-    jitted = _jvp_jits_of(fn)
+        return _jvp_traced(fn, primals, tangents, has_aux)
+    held = _jvp_jits_of(fn)
+    if held is None:
+        held = {}
+        _keep_jvp_jits(fn, held)
+    jitted = held.get(bool(has_aux))
     if jitted is None:
         def traced(primals, tangents):
-            return _jvp_traced(fn, primals, tangents)
+            return _jvp_traced(fn, primals, tangents, has_aux)
 
         def with_values(rest, tangents, values):
             """``traced`` on the primals' leaves ``rest`` and, static, their integer ones:
@@ -523,11 +532,11 @@ def jvp(fn, primals, tangents):
             leaves = list(rest)
             for i, v in known:
                 leaves.insert(i, v)
-            return _jvp_traced(fn, unflatten(p_tree, leaves), tangents)
+            return _jvp_traced(fn, unflatten(p_tree, leaves), tangents, has_aux)
 
         traced.__name__ = with_values.__name__ = f"jvp_{_name(fn)}"
-        jitted = (jit(traced), jit(with_values, static_argnums=2), [False])
-        _keep_jvp_jits(fn, jitted)
+        jitted = held[bool(has_aux)] = (jit(traced), jit(with_values, static_argnums=2),
+                                        [False])
     plain, static, needs_values = jitted
     primals, tangents = tuple(primals), tuple(tangents)
     p_leaves, p_tree = flatten(primals)

@@ -32,13 +32,14 @@ def _with_arg(fn, args, argnum, kwargs=None):
     return f
 
 
-def jacrev(fn, argnums=0):
+def jacrev(fn, argnums=0, has_aux=False):
     """The Jacobian of fn's output w.r.t. args[argnums], as JAX's: for an array output and
     an array argument, out.shape + arg.shape. fn may return a pytree of arrays (a dict, a
     tuple) and take a pytree argument (a dict of parameters): the result has the output's
     structure, and each of its leaves the argument's, holding out_leaf.shape + arg_leaf.shape
     (for a tuple of argnums, a tuple of those, one per argument, inside each output leaf).
-    One vjp pass per output element, for all the argnums at once."""
+    One vjp pass per output element, for all the argnums at once. With has_aux, fn returns
+    (output, aux) and jacrev (Jacobian, aux), as JAX's (it was refused)."""
     _callable(fn, "jacrev")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
@@ -46,7 +47,7 @@ def jacrev(fn, argnums=0):
         for n in nums:
             _check_float_arg(fn, args, n, "jacrev")
         xs = [args[n] for n in nums]
-        out, pull = vjp(_with_args(fn, args, nums, kwargs), *xs)
+        out, pull, *aux = vjp(_with_args(fn, args, nums, kwargs), *xs, has_aux=has_aux)
         outs, out_tree = flatten(out)
         for o in outs:
             _array_output("jacrev", o)
@@ -71,7 +72,7 @@ def jacrev(fn, argnums=0):
                                  for k, x_leaf in enumerate(leaves)])
                 for a, (leaves, tree) in enumerate(arg_leaves))
             per_out.append(jacs[0] if isinstance(argnums, int) else jacs)
-        return unflatten(out_tree, per_out)
+        return (unflatten(out_tree, per_out), *aux) if has_aux else unflatten(out_tree, per_out)
     return jac
 
 
@@ -85,26 +86,29 @@ def _with_args(fn, args, nums, kwargs):
     return f
 
 
-def jacfwd(fn, argnums=0):
+def jacfwd(fn, argnums=0, has_aux=False):
     """The Jacobian of fn's output w.r.t. args[argnums], as JAX's and with jacrev's
     structure: fn's output pytree, each leaf holding the argument's pytree of
     out_leaf.shape + arg_leaf.shape arrays (a tuple of them, the tuple over argnums
-    innermost, for a tuple of argnums). One jvp pass per argument element."""
+    innermost, for a tuple of argnums). One jvp pass per argument element. With has_aux,
+    fn returns (output, aux) and jacfwd (Jacobian, aux), as JAX's (it was refused)."""
     _callable(fn, "jacfwd")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jac(*args, **kwargs):
-        per_num = [_jacfwd_leaves(fn, args, kwargs, n) for n in nums]
+        per_num = [_jacfwd_leaves(fn, args, kwargs, n, has_aux) for n in nums]
         out_tree = per_num[0][0]
-        return unflatten(out_tree, [per_num[0][1][o] if isinstance(argnums, int)
-                                    else tuple(j[o] for _, j in per_num)
-                                    for o in range(len(per_num[0][1]))])
+        jacobian = unflatten(out_tree, [per_num[0][1][o] if isinstance(argnums, int)
+                                        else tuple(j[o] for _, j, _ in per_num)
+                                        for o in range(len(per_num[0][1]))])
+        return (jacobian, per_num[0][2]) if has_aux else jacobian
     return jac
 
 
-def _jacfwd_leaves(fn, args, kwargs, argnum):
+def _jacfwd_leaves(fn, args, kwargs, argnum, has_aux=False):
     """(fn's output tree, for each output leaf the pytree of args[argnum] holding the
-    Jacobians of that leaf: out_leaf.shape + arg_leaf.shape)."""
+    Jacobians of that leaf: out_leaf.shape + arg_leaf.shape, and with ``has_aux`` fn's aux,
+    else None)."""
     _check_float_arg(fn, args, argnum, "jacfwd")
     x = args[argnum]
     f = _with_arg(fn, args, argnum, kwargs)
@@ -113,7 +117,7 @@ def _jacfwd_leaves(fn, args, kwargs, argnum):
     kinds = [np.dtype(leaf.dtype) if hasattr(leaf, "dtype") else np.result_type(leaf)
              for leaf in leaves]
     zeros = [np.zeros(np.shape(leaf), kind) for leaf, kind in zip(leaves, kinds)]
-    out, out_tree = [], None       # out[k][o]: output leaf o by argument leaf k
+    out, out_tree, aux = [], None, None    # out[k][o]: output leaf o by argument leaf k
     for k, leaf in enumerate(leaves):
         cols = []
         size = int(np.prod(np.shape(leaf)))
@@ -124,7 +128,7 @@ def _jacfwd_leaves(fn, args, kwargs, argnum):
             if size:
                 e[j] = 1
             tangent = zeros[:k] + [e.reshape(np.shape(leaf))] + zeros[k + 1:]
-            y = jvp(f, (x,), (unflatten(tree, tangent),))[1]
+            _, y, *aux = jvp(f, (x,), (unflatten(tree, tangent),), has_aux=has_aux)
             ys, out_tree = flatten(y)
             for y in ys:
                 _array_output("jacfwd", y)
@@ -133,14 +137,15 @@ def _jacfwd_leaves(fn, args, kwargs, argnum):
                                                    + tuple(np.shape(leaf)))
                     for col in zip(*cols)])
     return out_tree, [unflatten(tree, [out[k][o] for k in range(len(leaves))])
-                      for o in range(len(out[0]))]
+                      for o in range(len(out[0]))], (aux or [None])[0]
 
 
-def hessian(fn, argnums=0):
+def hessian(fn, argnums=0, has_aux=False):
     """The Hessian of fn's scalar output w.r.t. args[argnums]: jacfwd of jacrev, as JAX's
-    (forward over reverse: one Jacobian-vector product per input element of the gradient)."""
+    (forward over reverse: one Jacobian-vector product per input element of the gradient);
+    with has_aux, fn returns (value, aux) and hessian (Hessian, aux)."""
     _callable(fn, "hessian")
-    return jacfwd(jacrev(fn, argnums), argnums)
+    return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
 
 
 def _array_output(name: str, out) -> None:
