@@ -159,3 +159,31 @@ def test_int64_add_and_sub_wrap_on_the_device_instead_of_being_folded():
         got = tj.jit(lambda x: ((x + 1) > x, (x - 1) < x), device="cuda")(x)
     np.testing.assert_array_equal(got[0], [False, True, True])
     np.testing.assert_array_equal(got[1], [True, False, True])
+
+
+def test_threads_calling_one_jitted_function_at_once_under_the_simulator():
+    """The simulator runs one kernel at a time (it swaps the kernel's global ``cuda`` for a
+    launch's fake module): two threads launching at once failed ("'Thread' object has no
+    attribute 'threadIdx'", or its assertion), and the GIL switch interval each run lowers
+    and restores could stay lowered. Simulated programs run one at a time."""
+    import sys
+    import threading
+    f = tj.jit(lambda x: np.exp(x).sum(axis=1) * 2.0, device="cuda")
+    saved = sys.getswitchinterval()
+    results, errors = {}, []
+
+    def call(i):
+        try:
+            x = np.full((2, 3), i / 10, np.float32)
+            results[i] = (f(x), np.exp(x).sum(axis=1) * 2.0)
+        except Exception as e:              # noqa: BLE001
+            errors.append(repr(e))
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 4
+    for got, want in results.values():
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert sys.getswitchinterval() == saved

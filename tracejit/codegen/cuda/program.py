@@ -26,6 +26,7 @@ from ..numpy_tier import NumpyProgram
 from .kernels import generate_cuda_kernel, two_pass_reduction
 from .launch import device_config
 from .placement import cpu_reason
+from .simulator import RUN_LOCK as SIMULATOR_RUN_LOCK
 from .simulator import make_safe as make_simulator_safe
 
 _modules = itertools.count()
@@ -142,13 +143,15 @@ class CudaProgram:
         make_simulator_safe()
         # The simulator's threads of a block meet at every syncthreads; with Python's 5 ms
         # GIL switch interval each meeting costs milliseconds (a reduction test: 3.2 s, 0.7 s
-        # at 50 us). Only while a simulated program runs.
-        saved = sys.getswitchinterval()
-        sys.setswitchinterval(5e-5)
-        try:
-            return self._run(leaves)
-        finally:
-            sys.setswitchinterval(saved)
+        # at 50 us). Only while a simulated program runs: one at a time (simulator.py), so a
+        # concurrent call cannot save the lowered interval and restore it after ours.
+        with SIMULATOR_RUN_LOCK:
+            saved = sys.getswitchinterval()
+            sys.setswitchinterval(5e-5)
+            try:
+                return self._run(leaves)
+            finally:
+                sys.setswitchinterval(saved)
 
     def _run(self, leaves):
         from numba import cuda

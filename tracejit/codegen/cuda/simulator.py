@@ -7,6 +7,11 @@ short GIL switch interval a simulated program runs under (program.py), two threa
 could both make one: each then worked on its own "shared" tile, and a tiled matmul gave wrong
 values, a different case in about one run of the differential suite in two. ``make_safe``
 replaces it with the same lookup under a lock.
+
+It also runs one kernel at a time (numba-cuda's ``_push_kernel_context`` asserts it, and a
+launch swaps the kernel's global ``cuda`` for its own fake module): threads calling a jitted
+function at once failed ("'Thread' object has no attribute 'threadIdx'"). ``RUN_LOCK``: a
+simulated program runs whole under it (program.py), as one stream would run its kernels.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import threading
 
 _lock = threading.Lock()
 _done = False
+RUN_LOCK = threading.RLock()
 
 
 def make_safe() -> None:
