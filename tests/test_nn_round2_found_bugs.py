@@ -195,3 +195,10 @@ def test_conv2d_padding_modes_pad_the_input_as_torch(mode, np_mode):
     np.testing.assert_allclose(conv(x[0]), want[0], rtol=1e-12)
     with pytest.raises(ValueError):
         nn.Conv2d(2, 3, 3, padding_mode="mirror")
+
+
+def test_named_parameters_joins_a_prefix_with_a_dot_as_torch():
+    m = nn.Sequential(nn.Linear(2, 2))
+    assert [n for n, _ in m.named_parameters(prefix="model")] == ["model.0.weight",
+                                                                  "model.0.bias"]
+    assert [n for n, _ in m[0].named_parameters("fc")] == ["fc.weight", "fc.bias"]

@@ -94,7 +94,8 @@ class Module:
         places, ``head.weight = emb.weight``) once, under its first name, unless
         ``remove_duplicate=False``."""
         seen = set() if remove_duplicate else None
-        for name, p in self._named_parameters(prefix, recurse):
+        # torch joins a prefix with a dot ("model.0.weight"; it gave "model0.weight")
+        for name, p in self._named_parameters(prefix + "." if prefix else "", recurse):
             if seen is not None:
                 if id(p) in seen:
                     continue
