@@ -202,3 +202,15 @@ def test_named_parameters_joins_a_prefix_with_a_dot_as_torch():
     assert [n for n, _ in m.named_parameters(prefix="model")] == ["model.0.weight",
                                                                   "model.0.bias"]
     assert [n for n, _ in m[0].named_parameters("fc")] == ["fc.weight", "fc.bias"]
+
+
+def test_one_hot_infers_the_classes_and_refuses_classes_out_of_range_as_torch():
+    """num_classes had no default (torch: -1, the largest class + 1), -1 gave no column, and
+    a class >= num_classes or < 0 gave a row of zeros silently."""
+    from tracejit.nn import functional as F
+    np.testing.assert_array_equal(F.one_hot(np.array([0, 2])), [[1, 0, 0], [0, 0, 1]])
+    for bad in (np.array([0, 2]), np.array([-1, 0])):
+        with pytest.raises(ValueError, match="Class values"):
+            F.one_hot(bad, 2)
+    with pytest.raises(TypeError):
+        F.one_hot(np.array([0.0, 1.0]), 2)

@@ -471,8 +471,30 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
-def one_hot(tensor, num_classes):
-    """int64 one-hot encoding, shape ``tensor.shape + (num_classes,)`` (as in PyTorch)."""
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding, shape ``tensor.shape + (num_classes,)`` (as in PyTorch).
+
+    As torch's: ``num_classes=-1`` (the default) is the largest class plus one (not under
+    jit, where the values are not known: pass it), and a class outside ``0 ... num_classes -
+    1`` is an error (the row of zeros it gave was silently no class; -1 gave no column)."""
+    if not isinstance(tensor, Tracer):
+        tensor = np.asarray(tensor)
+    if tensor.dtype.kind not in "iu":
+        raise _error(f"one_hot: the classes must be integers, got dtype {tensor.dtype}",
+                     "convert them with .astype(np.int64)", TypeError)
+    if not isinstance(tensor, Tracer):
+        if num_classes < 0:
+            if tensor.size == 0:
+                raise _error("one_hot: can not infer total number of classes from an empty "
+                             "array", "pass num_classes")
+            num_classes = int(tensor.max()) + 1
+        if tensor.size and tensor.min() < 0:
+            raise _error("one_hot: Class values must be non-negative.")
+        if tensor.size and tensor.max() >= num_classes:
+            raise _error("one_hot: Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise _error("one_hot: num_classes=-1 infers the classes from the values, which are "
+                     "not known while tracing", "pass num_classes")
     classes = np.arange(num_classes, dtype=np.int64)
     return (tensor[..., None] == classes).astype(np.int64)
 
