@@ -62,3 +62,27 @@ def test_jacrev_jacfwd_hessian_and_jvp_take_has_aux_as_in_jax():
     assert_close(tangent, grad_a.sum())
     assert_close(jvp_aux["b2"], aux["b2"])
     assert len(tj.jvp(lambda q: q * 2, (a,), (a,))) == 2     # without has_aux as before
+
+
+def _apply_loss(w, act, n):
+    out = w
+    for _ in range(n):
+        out = act(out)
+    return out.sum()
+
+
+def _relu(v):
+    return np.maximum(v, 0.0)
+
+
+def test_grad_passes_a_function_argument_through_as_jax_does():
+    # grad(loss)(params, model_fn): a function among the arguments not differentiated was
+    # refused ("argument act has type function, which is not an array") on arrays and inside
+    # jit alike; JAX's grad passes it to the function as it is.
+    w = np.array([0.5, -1.0, 2.0])
+    assert_close(tj.grad(_apply_loss)(w, np.sin, 1), np.cos(w))
+    assert_close(tj.grad(_apply_loss)(w, _relu, 2), (w > 0).astype(float))
+    value, g = tj.value_and_grad(_apply_loss)(w, np.sin, 1)
+    assert_close(value, np.sin(w).sum())
+    assert_close(ijit(lambda v: tj.grad(_apply_loss)(v, np.tanh, 1))(w), 1 - np.tanh(w) ** 2)
+    assert_close(tj.hessian(_apply_loss)(w, np.sin, 1), np.diag(-np.sin(w)))

@@ -29,7 +29,7 @@ from ..tracer.pytree import flatten, flatten_with_paths, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from ..tracer.trace_function import _rename, inline, trace
-from .build import Concrete as _Concrete
+from .build import Concrete as _Concrete, is_static
 from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
@@ -120,7 +120,7 @@ class Transformed:
         # worked
         error, tried = None, []
         for stage in range(self._needs_values, 3):
-            jitted = self._jitted if stage == 0 else self._static(args, kwargs, stage == 2)
+            jitted = self._static(args, kwargs, stage) or (self._jitted if stage == 0 else None)
             if jitted is None or jitted in tried:
                 continue
             tried.append(jitted)
@@ -135,17 +135,20 @@ class Transformed:
             return self._jitted(*args, **kwargs)
         raise error
 
-    def _static(self, args, kwargs, floats: bool):
-        """The jit of the transform with the arguments not differentiated that are Python
-        ints and bools (``floats``: numbers) or NumPy scalars of those kinds (or hashable
-        tuples of them) static, or None if none is."""
+    def _static(self, args, kwargs, stage: int):
+        """The jit of the transform with the arguments not differentiated static that hold
+        what no trace takes (a function: ``grad(loss)(params, model_fn)``, as JAX's grad
+        passes it through; jit refused it), and from ``stage`` 1 those that are Python ints
+        and bools (2: numbers) or NumPy scalars of those kinds (or hashable tuples of them);
+        None if none is."""
         if self._differentiated is None:
             return None
         diff = self._differentiated(len(args))
 
         def scalars(v) -> bool:
             leaves = flatten(v)[0]
-            if not leaves or not all(_is_scalar(x, floats) for x in leaves):
+            if not leaves or not all(is_static(x, "none")
+                                     or (stage and _is_scalar(x, stage == 2)) for x in leaves):
                 return False
             try:
                 hash(v)
@@ -282,8 +285,10 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
         wrt = sorted({i for n in nums for i in range(starts[n], starts[n + 1])})
         _check_float(leaves, [_rename(p, names) for p in paths], wrt, what)
         # the Python numbers and NumPy scalars not differentiated: traced as their values,
-        # which Python code may need (range(n), if flag:), as in JAX
-        keep = {i for i, x in enumerate(leaves) if i not in wrt and _is_scalar(x)}
+        # which Python code may need (range(n), if flag:), as in JAX; and what cannot be
+        # traced at all (a function passed to the loss), held as it is
+        keep = {i for i, x in enumerate(leaves)
+                if i not in wrt and (_is_scalar(x) or is_static(x, "none"))}
         params = [i for i in range(len(leaves)) if i not in keep]
         t = trace(checked, *_concrete((args, kwargs), keep), _name(fn), names)
         f = t.function
@@ -468,11 +473,12 @@ def _jvp_traced(fn, primals, tangents, has_aux=False):
     return (out, tangent, aux) if has_aux else (out, tangent)
 
 
-# jvp's jitted functions by fn (a dict: has_aux -> them). A plain Python function keeps its own, in its __dict__ as
-# (fn, jits), so that they die with it: they close over fn, so a WeakKeyDictionary entry's
-# value held its key alive, and jvp of a new lambda (or closure) each step kept every one
-# with its traces and programs. (fn is in the value because functools.update_wrapper copies
-# __dict__: a wrapper of fn must not find fn's.) Other callables are kept in _jvp_jits.
+# jvp's jitted functions by fn (a dict: has_aux -> them). A plain Python function keeps its
+# own, in its __dict__ as (fn, jits), so that they die with it: they close over fn, so a
+# WeakKeyDictionary entry's value held its key alive, and jvp of a new lambda (or closure)
+# each step kept every one with its traces and programs. (fn is in the value because
+# functools.update_wrapper copies __dict__: a wrapper of fn must not find fn's.) Other
+# callables are kept in _jvp_jits.
 _JVP_ATTR = "__tracejit_jvp__"
 _jvp_jits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
