@@ -72,3 +72,30 @@ def test_repeated_new_axes_and_a_negative_diff_order_are_numpys_value_error(fn):
         fn(x)
     with pytest.raises(ValueError):
         tracejit.jit(fn, backend="interpreter")(x)
+
+
+# NumPy reads an int axis 0 or -1 of a 0-d array as the whole array in its reductions, cumsum,
+# argmax, take, repeat and squeeze (np.sum(np.array(3.0), axis=-1) is 3.0), so a softmax or
+# loss written with axis=-1 runs on a 0-d value; tracejit raised AxisError. A tuple of axes,
+# np.mean and np.add.accumulate still refuse a 0-d array, as NumPy does.
+def test_reductions_over_axis_0_or_minus_1_of_a_zero_d_array_are_numpys():
+    def f(z):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True), np.sum(z, 0), np.prod(z, -1), np.min(z, 0),
+                np.any(z, axis=0), np.argmax(z, axis=-1), np.cumsum(z, axis=0),
+                np.squeeze(z, axis=0), np.take(z, 0, axis=0), np.repeat(z, 2, axis=-1),
+                np.nanmax(z, axis=0), np.count_nonzero(z, axis=-1))
+
+    z = np.array(3.0)
+    for be in ("interpreter", "numba"):
+        for o, r in zip(tracejit.jit(f, backend=be)(z), f(z)):
+            assert np.shape(o) == np.shape(r) and np.asarray(o).dtype == np.asarray(r).dtype
+            np.testing.assert_array_equal(o, r)
+    assert tracejit.grad(lambda z: np.sum(z ** 2, axis=-1))(z) == 6.0
+    for bad, exc in [(lambda z: np.sum(z, axis=(0,)), np.exceptions.AxisError),
+                     (lambda z: np.mean(z, axis=0), np.exceptions.AxisError),
+                     (lambda z: np.add.accumulate(z), TypeError)]:
+        with pytest.raises(exc):
+            bad(z)
+        with pytest.raises(exc):
+            tracejit.jit(bad, backend="interpreter")(z)

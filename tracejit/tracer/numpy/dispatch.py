@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from ..errors import unsupported
+from ..errors import numpy_error, unsupported
 from ..views import fresh, link_readonly
 from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
                linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
@@ -329,6 +329,8 @@ def handle_ufunc(ufunc, method, inputs, kwargs):
 
 def _ufunc_result(ufunc, fn, name, method, inputs, kwargs):
     if method == "accumulate" and ufunc in UFUNC_ACCUMULATE and len(inputs) == 1:
+        if getattr(inputs[0], "ndim", None) == 0:   # (cumsum reads a 0-d array as 1-d)
+            raise numpy_error(TypeError, "cannot accumulate on a scalar", "pass an array")
         # NumPy's default axis is 0 here (cumsum's is None: the flattened array)
         return UFUNC_ACCUMULATE[ufunc](inputs[0], axis=kwargs.pop("axis", 0),
                                        dtype=kwargs.pop("dtype", None))

@@ -18,7 +18,7 @@ from ..tracer import Tracer
 from .arithmetic import (add, clip, floor_divide, greater_equal, less, logical_and,
                          multiply, remainder, where)
 from .lifting import broadcast_to, convert, emit, lift, reshape
-from .rules import broadcast_shapes, dt, has_tracer, normalize_axis
+from .rules import broadcast_shapes, dt, has_tracer, normalize_axis, whole_if_0d
 from .shapes import iota, transpose
 
 
@@ -38,7 +38,7 @@ def take(x, indices, axis=None, mode="raise"):
     if not (dt(idx).is_int or dt(idx).is_bool):      # bools cast to intp, as in NumPy
         raise numpy_error(IndexError, f"np.take: indices must be integers, got {idx.dtype}",
                           "convert them with .astype(np.int64)")
-    if axis is None:
+    if whole_if_0d(axis, x.ndim) is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
     n = x.shape[axis]
@@ -165,7 +165,7 @@ def repeat(a, repeats, axis=None):
                                        and has_tracer(repeats)):
         raise unsupported("np.repeat with traced per-element repeats (the result's size "
                           "depends on the data)", "pass one integer or constant counts")
-    if axis is None:
+    if whole_if_0d(axis, x.ndim) is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
     idx = np.repeat(np.arange(x.shape[axis]), repeats)    # NumPy checks constant counts

@@ -21,12 +21,13 @@ from .arithmetic import add, maximum, minimum, multiply, subtract, to_bool, true
 from .lifting import (broadcast_to, constant, convert, emit, expand_dims, lift, lift_all,
                       reshape)
 from .math_functions import sqrt
-from .rules import dt, normalize_axes, normalize_axis, requested_dtype
+from .rules import dt, normalize_axes, normalize_axis, requested_dtype, whole_if_0d
 from .shapes import full
 
 
 def _reduce(opdef, x, axis, keepdims):
     x = lift(x)
+    axis = whole_if_0d(axis, x.ndim)
     axes = normalize_axes(axis, x.ndim)
     # over no axes a reduction is its operand, but NumPy's float sum still adds its identity
     # (the sum of -0.0 is +0.0): that one stays an op (simplify makes it x + 0.0)
@@ -63,7 +64,7 @@ def cumsum(x, axis=None, dtype=None):
     if _bool_requested(dtype):
         return to_bool(cumsum(to_bool(x), axis))
     x = lift(x)
-    if axis is None:
+    if whole_if_0d(axis, x.ndim) is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim)
     x = convert(x, _accumulator(x, dtype), x._weak)
@@ -142,6 +143,7 @@ def std(x, axis=None, keepdims=False, ddof=0, dtype=None):
 def _extremum(opdef, name, x, axis, keepdims, initial):
     """max/min; ``initial`` joins every reduction (NumPy's way to give empty axes a value)."""
     x = lift(x)
+    axis = whole_if_0d(axis, x.ndim)
     axes = normalize_axes(axis, x.ndim)
     if builtins.any(x.shape[a] == 0 for a in axes):
         if initial is None:
@@ -178,6 +180,7 @@ def amin(x, axis=None, keepdims=False, initial=None):
 
 def _all_any(opdef, empty_value, x, axis, keepdims):
     x = to_bool(x)
+    axis = whole_if_0d(axis, x.ndim)
     axes = normalize_axes(axis, x.ndim)
     if builtins.any(x.shape[a] == 0 for a in axes):
         # np.all of nothing is True and np.any of nothing False; reduce_min/max have no identity
@@ -197,6 +200,7 @@ def any(x, axis=None, keepdims=False):
 
 def _arg(opdef, x, axis, keepdims):
     x = lift(x)
+    axis = whole_if_0d(axis, x.ndim)
     empty = x.size == 0 if axis is None else x.shape[normalize_axis(axis, x.ndim)] == 0
     if empty:
         raise numpy_error(ValueError, f"attempt to get {opdef.name} of an empty sequence "
@@ -368,6 +372,7 @@ def _nan_arg(f, fill, x, axis, keepdims):
     from .arithmetic import where
     from .gather import take
     arr, mask = _replace_nan(x, fill)
+    axis = whole_if_0d(axis, arr.ndim)
     out = f(arr, axis, keepdims)
     if mask is None:
         return out

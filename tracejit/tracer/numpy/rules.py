@@ -139,6 +139,16 @@ def normalize_axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
+def whole_if_0d(axis, ndim: int):
+    """None for an int axis 0 or -1 of a 0-d array: NumPy's reductions (sum, max, all,
+    argmax, ...), cumsum, take, repeat and squeeze read it as the whole array, a rule kept from
+    before 0-d arrays (np.sum(np.array(3.0), axis=-1) is 3.0; a tuple of axes is an error)."""
+    if ndim == 0 and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) \
+            and int(axis) in (0, -1):
+        return None
+    return axis
+
+
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))

@@ -16,7 +16,7 @@ from ..tracer import Tracer
 from ..views import in_order, proxy
 from .lifting import (astype, broadcast_to, constant, emit, lift, lift_all, note_python_int,
                       reshape)
-from .rules import normalize_axes, normalize_axis, requested_dtype
+from .rules import normalize_axes, normalize_axis, requested_dtype, whole_if_0d
 
 
 def transpose(x, axes=None) -> Tracer:
@@ -52,7 +52,7 @@ def moveaxis(x, source, destination):
 
 def squeeze(x, axis=None):
     x = lift(x)
-    if axis is None:
+    if whole_if_0d(axis, x.ndim) is None:
         axes = [i for i, n in enumerate(x.shape) if n == 1]
     else:
         axes = normalize_axes(axis, x.ndim)
