@@ -214,3 +214,51 @@ def test_one_hot_infers_the_classes_and_refuses_classes_out_of_range_as_torch():
             F.one_hot(bad, 2)
     with pytest.raises(TypeError):
         F.one_hot(np.array([0.0, 1.0]), 2)
+
+
+# -- optimizers: torch's amsgrad, maximize, AdamW ----------------------------------------------
+
+def _torch_adam(p, grads, lr, betas, eps, wd, amsgrad, maximize, decoupled):
+    """torch/optim/adam.py _single_tensor_adam, transcribed (float64)."""
+    m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for t, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        if wd and decoupled:
+            p = p * (1 - lr * wd)
+        elif wd:
+            g = g + wd * p
+        m = m + (g - m) * (1 - betas[0])
+        v = v * betas[1] + (1 - betas[1]) * g * g
+        if amsgrad:
+            vmax = np.maximum(vmax, v)
+        denom = np.sqrt(vmax if amsgrad else v) / np.sqrt(1 - betas[1] ** t) + eps
+        p = p - lr / (1 - betas[0] ** t) * m / denom
+    return p
+
+
+@pytest.mark.parametrize("kwargs", [dict(amsgrad=True), dict(maximize=True, weight_decay=0.1),
+                                    dict(decoupled=True, amsgrad=True, weight_decay=0.3)],
+                         ids=["amsgrad", "maximize", "adamw"])
+def test_adam_amsgrad_maximize_and_adamw_follow_torch(kwargs):
+    """Adam(amsgrad=True) and Adam(maximize=True) were TypeErrors; there was no AdamW."""
+    from tracejit import optim
+    p0 = R.standard_normal((2, 3))
+    grads = [R.standard_normal((2, 3)) * s for s in (1.0, 0.1, 2.0, 0.5)]
+    flags = dict(amsgrad=False, maximize=False, weight_decay=0.0, decoupled=False) | kwargs
+    decoupled = flags.pop("decoupled")
+    opt = (optim.AdamW if decoupled else optim.Adam)(lr=0.05, betas=(0.8, 0.9), **flags)
+    state, p = opt.init(p0), p0
+    for g in grads:
+        p, state = opt.update(g, state, p)
+    want = _torch_adam(p0, grads, 0.05, (0.8, 0.9), 1e-8, flags["weight_decay"],
+                       flags["amsgrad"], flags["maximize"], decoupled)
+    np.testing.assert_allclose(p, want, rtol=1e-12, atol=1e-15)
+
+
+def test_sgd_maximize_ascends():
+    from tracejit import optim
+    p0, g = np.array([1.0, -2.0]), np.array([0.5, 0.25])
+    opt = optim.SGD(lr=0.1, momentum=0.9, maximize=True)
+    p, state = opt.update(g, opt.init(p0), p0)
+    p, state = opt.update(g, state, p)
+    np.testing.assert_allclose(p, p0 + 0.1 * g + 0.1 * (0.9 * g + g), rtol=1e-15)
