@@ -262,3 +262,24 @@ def test_sgd_maximize_ascends():
     p, state = opt.update(g, opt.init(p0), p0)
     p, state = opt.update(g, state, p)
     np.testing.assert_allclose(p, p0 + 0.1 * g + 0.1 * (0.9 * g + g), rtol=1e-15)
+
+
+# -- jit keys -----------------------------------------------------------------------------------
+
+class _Scale(nn.Module):
+    def __init__(self, k):
+        self.k = k
+        self.w = np.ones(2, np.float32)
+
+    def forward(self, x):
+        return x * self.k
+
+
+def test_a_module_setting_of_another_type_but_equal_value_traces_again():
+    """k=2 and k=2.0 are equal in Python, so the jit key of the model did not change and the
+    float setting reused the int trace (an int64 result where NumPy gives float64)."""
+    f = _interp(lambda m, x: m(x))
+    x = np.array([1, 2])
+    assert f(_Scale(2), x).dtype == np.int64
+    out = f(_Scale(2.0), x)
+    assert out.dtype == np.float64 and f.trace_count == 2

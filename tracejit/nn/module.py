@@ -224,8 +224,10 @@ def _static_items(m: Module):
             raise TypeError(f"{type(m).__name__}.{k} = {v!r} is unhashable; non-array "
                             "attributes of a Module are static and must be hashable (use a "
                             "tuple instead of a list)") from None
-        items.append((k, v))
-    return tuple(sorted(items))
+        # with its type: 2 and 2.0 (True and 1) are equal in Python, but x * 2 of an int
+        # array is int and x * 2.0 float, so a model traced with one reused the other's trace
+        items.append((k, type(v), v))
+    return tuple(sorted(items, key=lambda kv: kv[0]))
 
 
 def _flatten_module(m: Module):
@@ -242,7 +244,7 @@ def _unflatten_module(cls, aux, children):
     d = m.__dict__
     d["_parameters"] = dict(zip(pnames, children[:len(pnames)]))
     d["_modules"] = dict(zip(mnames, children[len(pnames):]))
-    d.update(static)
+    d.update((k, v) for k, _, v in static)
     return m
 
 
