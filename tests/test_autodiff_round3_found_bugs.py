@@ -86,3 +86,31 @@ def test_grad_passes_a_function_argument_through_as_jax_does():
     assert_close(value, np.sin(w).sum())
     assert_close(ijit(lambda v: tj.grad(_apply_loss)(v, np.tanh, 1))(w), 1 - np.tanh(w) ** 2)
     assert_close(tj.hessian(_apply_loss)(w, np.sin, 1), np.diag(-np.sin(w)))
+
+
+def test_hessian_of_x_to_the_y_at_y_zero_is_symmetric_and_matches_finite_differences():
+    # d/dx x**y was a constant 0 wherever y == 0 (to spare 0 ** 0 a NaN), so its derivative in
+    # y, d2/dx dy = 1 / x there, was 0 while d2/dy dx (through d/dy) was 1 / x.
+    def f(v):
+        return v[0] ** v[1]
+
+    v = np.array([2.0, 0.0])
+    h = ijit(tj.hessian(f))(v)
+    g = ijit(tj.grad(f))
+    expected = np.stack([(g(v + d) - g(v - d)) / 2e-6 for d in np.eye(2) * 1e-6], axis=1)
+    assert_close(h, expected, rtol=1e-5, atol=1e-6)
+    assert_close(h[0, 1], 0.5)
+    assert_close(ijit(tj.grad(lambda a: (a ** 2.0).sum()))(np.zeros(2)), np.zeros(2))
+    assert_close(ijit(tj.grad(lambda a: (a ** a).sum()))(np.zeros(1)), np.zeros(1))  # no NaN
+
+
+def test_second_derivative_of_sinc_at_zero_is_minus_pi_squared_over_three():
+    # np.sinc replaces 0 by the constant 1e-20 (NumPy's formula), so every derivative at 0
+    # was 0; the second is -pi^2 / 3.
+    d2 = ijit(tj.grad(tj.grad(np.sinc)))
+    assert_close(d2(0.0), -np.pi ** 2 / 3)
+    x = np.array([0.0, 0.3, -1.0])
+    assert_close(ijit(np.sinc)(x), np.sinc(x), rtol=1e-15)
+    assert_close(ijit(tj.grad(lambda a: np.sinc(a).sum()))(x),
+                 numeric_grad(ijit(lambda a: np.sinc(a).sum()), [x], 0))
+    assert ijit(tj.hessian(lambda a: np.sinc(a).sum()))(x.astype(np.float32)).dtype == np.float32

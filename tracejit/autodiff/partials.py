@@ -8,7 +8,7 @@ Conventions at points where the derivative is not defined:
 - ``abs`` at 0: 0 (the subgradient ``sign(0)``); ``sign``, ``floor``, ``ceil``, ``round`` are
   not differentiable in the registry and stop the gradient (their derivative is 0 a.e.).
 - ``maximum`` / ``minimum`` on ties: half of the cotangent to each operand (as JAX).
-- ``power`` x**y: d/dx is 0 where y == 0 (so 0**0 has no NaN), d/dy is 0 where x == 0.
+- ``power`` x**y: d/dx is 0 at 0**0 (no NaN), d/dy is 0 where x == 0.
 - ``remainder``: d/dx = 1, d/dy = -floor(x / y) (the derivative of x - floor(x/y)*y);
   ``fmod`` likewise with trunc (x - trunc(x/y)*y).
 - ``hypot`` at (0, 0): 0 for both operands (no NaN).
@@ -122,7 +122,11 @@ def _(x, y, out):
 
 @partials(ops.power)
 def _(x, y, out):
-    dx = where(y == 0, 0.0, y * np.power(x, y - 1))
+    # d/dx is 0 at 0 ** 0 only (the exponent y - 1 made 0 there: no 0 * inf). A where over
+    # every y == 0 made d/dx a constant there, so d2/dx dy of x ** y at y = 0, 1 / x, was 0
+    # (a Hessian that was not symmetric).
+    singular = (x == 0) & (y == 0)
+    dx = where(singular, 0.0, y * np.power(x, where(singular, 1, y) - 1))
     safe_x = where(x == 0, 1.0, x)
     dy = where(x == 0, 0.0, out * np.log(safe_x))
     return [dx, dy]
