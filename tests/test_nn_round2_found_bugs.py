@@ -66,6 +66,31 @@ def test_eval_and_train_of_a_model_read_from_a_closure_self_or_jit_model_trace_a
         assert f.trace_count == 4
 
 
+class _DropHolder:
+    def __init__(self):
+        self.lin = nn.Linear(4, 4, rng=np.random.default_rng(0))
+        self.drop = nn.Dropout(0.5)
+
+    @tracejit.jit
+    def forward(self, x):
+        return self.drop(self.lin(x), seed=3)
+
+
+def test_eval_of_a_static_model_argument_or_a_parameterless_layer_of_self_traces_again():
+    """A static model (static_argnums) and a layer without arrays held by a jitted method's
+    self are keyed by identity, which model.eval() keeps: the train-mode trace ran on."""
+    model = _dropout_net()
+    f = tracejit.jit(lambda m, x, seed: m(x, seed=seed), static_argnums=0,
+                     backend="interpreter")
+    np.testing.assert_allclose(f(model, X, 1), model(X, seed=1), rtol=1e-6)
+    model.eval()
+    np.testing.assert_allclose(f(model, X, 1), model(X), rtol=1e-6)
+    h = _DropHolder()
+    h.forward(X)
+    h.drop.eval()
+    np.testing.assert_allclose(h.forward(X), h.lin(X), rtol=1e-6)
+
+
 def test_a_layer_switched_to_eval_in_a_global_list_of_layers_traces_again():
     layers = _dropout_net().children()
     f = _interp(lambda x: layers[3](layers[2](layers[0](x), seed=5)))

@@ -36,7 +36,7 @@ import numpy as np
 from .attribute_reads import (MAX_READS, chains, guardable_root, own_attribute, read_chain,
                               self_attributes, subscripts)
 from ..tracer.external_arrays import MAX_DEPTH, MAX_FUNCTIONS, REACH_ITEMS, liftable, resolve
-from ..tracer.pytree import flatten, node_of, static_changes
+from ..tracer.pytree import flatten, is_registered_node, static_changes
 from ..tracer.user_code import MISSING, cell_value, global_names, is_library, stored_names
 
 _CONTENTS = attrgetter("cell_contents")
@@ -380,19 +380,7 @@ def _structured(v) -> bool:
     """Whether ``v`` is a registered pytree node (an nn.Module), or a small list, tuple or
     dict holding one: its static structure is guarded too (Guards._structures)."""
     items = (v.values() if type(v) is dict else v if type(v) in (list, tuple) else (v,))
-    if len(items) > REACH_ITEMS:
-        return False
-    for item in items:
-        if type(item) in (list, tuple, dict) or isinstance(item, _SCALARS + (np.ndarray,)):
-            continue
-        try:
-            node = node_of(item)
-        except Exception:                                          # noqa: BLE001
-            continue
-        if node is not None and isinstance(node[0], type) \
-                and not issubclass(node[0], (tuple, list, dict)):
-            return True
-    return False
+    return len(items) <= REACH_ITEMS and any(map(is_registered_node, items))
 
 
 def _python_function(obj):

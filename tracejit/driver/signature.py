@@ -11,6 +11,7 @@ import numpy as np
 
 from ..tracer.arguments import is_device_array
 from ..tracer.errors import ConcretizationTypeError, user_location
+from ..tracer.pytree import flatten, is_registered_node
 from ..tracer.tracer import Tracer
 
 
@@ -157,6 +158,14 @@ def typed(v):
         return (dict, tuple((k, typed(c)) for k, c in sorted(v.items(), key=str)))
     if type(v) is frozenset:
         return (frozenset, frozenset(typed(c) for c in v))
+    if is_registered_node(v):
+        # a static nn.Module (static_argnums, or a jitted method's self.drop): by identity
+        # and its static structure, so model.eval() or drop.p = 0 traces again (it kept the
+        # train-mode trace: the identity alone does not change)
+        try:
+            return (type(v), _Identity(v), flatten(v)[1])
+        except TypeError:                 # an unhashable static attribute
+            return _Identity(v)
     try:
         hash(v)
     except TypeError:

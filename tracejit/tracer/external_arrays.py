@@ -41,7 +41,7 @@ import zlib
 import numpy as np
 
 from .arguments import abstract_leaf
-from .pytree import node_of
+from .pytree import is_registered_node
 from .tracer import Tracer
 from .user_code import (CELL_STORES, MISSING, READS_GLOBALS, STORES, cell_value, global_names,
                         is_library, stored_names, type_checked)
@@ -250,7 +250,7 @@ class ExternalArrays:
         # depth, or a global Sequential's weights (model._modules["0"]._parameters["weight"],
         # four levels) stayed constants of the trace: load_state_dict, an in-place change or
         # an optimizer step was not seen.
-        node = _registered(value)
+        node = is_registered_node(value)
         if type(value) in (list, tuple):
             n = len(value)
             items = ((f"{label}[{i}]", ("item", i, n), v)
@@ -291,7 +291,7 @@ class ExternalArrays:
                 if len(paths) < 4:
                     paths.append((root, steps + (step,)))
             else:
-                flat = (node and type(v) is dict) or (in_node and _registered(v))
+                flat = (node and type(v) is dict) or (in_node and is_registered_node(v))
                 self.reach(v, name, depth + (not flat), (root, steps + (step,)),
                            in_node=node and type(v) is dict)
 
@@ -480,18 +480,6 @@ def resolve(path):
         if value is MISSING:
             return MISSING
     return value
-
-
-def _registered(value) -> bool:
-    """Whether ``value`` is an object of a registered pytree node class (an nn.Module)."""
-    if type(value) in (list, tuple, dict) or isinstance(value, np.ndarray):
-        return False
-    try:
-        node = node_of(value)
-    except Exception:                                              # noqa: BLE001
-        return False
-    return node is not None and isinstance(node[0], type) \
-        and not issubclass(node[0], (list, tuple, dict))
 
 
 # What ``reach`` follows in a bound method and a partial (read-only members, no user code)

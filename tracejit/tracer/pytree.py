@@ -208,6 +208,12 @@ def _unflatten(td: TreeDef, it, shared=None):
     return td.kind(*children)  # namedtuple
 
 
+def is_registered_node(obj) -> bool:
+    """Whether ``obj`` is an object of a registered class (an nn.Module): a node whose static
+    structure (``training``, a Dropout's ``p``) can change in place."""
+    return type(obj) in _NODES
+
+
 def node_of(obj):
     """What flatten sees in ``obj``: ``(kind, aux, children, child key names)`` for a node,
     with kind "none" or "static" for None and static values; None for a leaf."""
