@@ -308,3 +308,20 @@ def test_a_module_setting_of_another_type_but_equal_value_traces_again():
     assert f(_Scale(2), x).dtype == np.int64
     out = f(_Scale(2.0), x)
     assert out.dtype == np.float64 and f.trace_count == 2
+
+
+def test_adamw_with_an_array_learning_rate_a_schedule_rebinds_follows_it_under_jit():
+    """The decoupled decay p * (1 - lr * wd) had NumPy compute lr * wd at trace time: with
+    opt.lr an array rebound each step (passed in the old one's place, no trace again), the
+    decay kept the first learning rate."""
+    from tracejit import optim
+    p0 = R.standard_normal(3).astype(np.float32)
+    g = R.standard_normal(3).astype(np.float32)
+    opt = optim.AdamW(lr=np.array(0.1), weight_decay=0.5)
+    step = _interp(lambda g, st, p: opt.update(g, st, p))
+    p, st, pe, se = p0, opt.init(p0), p0, opt.init(p0)
+    for i in range(3):
+        opt.lr = np.array(0.1 * 0.5 ** i)
+        p, st = step(g, st, p)
+        pe, se = opt.update(g, se, pe)
+        np.testing.assert_allclose(p, pe, rtol=1e-6)

@@ -113,7 +113,10 @@ class Adam:
             if self.maximize:
                 g = -g
             if self.weight_decay and self.decoupled:
-                p = p * _like(p, 1 - self.lr * self.weight_decay)
+                # p - (p * lr) * wd, not p * (1 - lr * wd): with an array lr (a schedule's),
+                # NumPy computed lr * wd once, at trace time, and later steps kept it
+                p = p - (p * np.asarray(self.lr, np.float64)).astype(p.dtype) * _like(
+                    p, self.weight_decay)
             elif self.weight_decay:
                 g = g + _like(g, self.weight_decay) * p
             m = _like(g, b1) * m + _like(g, 1 - b1) * g
