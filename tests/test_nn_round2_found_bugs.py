@@ -325,3 +325,15 @@ def test_adamw_with_an_array_learning_rate_a_schedule_rebinds_follows_it_under_j
         p, st = step(g, st, p)
         pe, se = opt.update(g, se, pe)
         np.testing.assert_allclose(p, pe, rtol=1e-6)
+
+
+def test_softmax_takes_torchs_dtype_and_implicit_dim():
+    """F.softmax(x, -1, dtype=np.float32) and F.softmax(x) were TypeErrors."""
+    from tracejit.nn import functional as F
+    x = R.standard_normal((2, 3)).astype(np.float16)
+    out = F.softmax(x, -1, dtype=np.float32)
+    wide = x.astype(np.float64)
+    want = np.exp(wide) / np.exp(wide).sum(axis=-1, keepdims=True)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_allclose(F.log_softmax(x, dtype=np.float32), np.log(want), rtol=1e-6)

@@ -234,12 +234,24 @@ def gelu(input, approximate="none"):
     return 0.5 * input * (1.0 + erf(input * _float(input, 1 / math.sqrt(2.0))))
 
 
-def softmax(input, dim):
+def _softmax_input(input, dim, dtype):
+    """torch's ``dim=None`` (0 for 0-, 1- and 3-D inputs, else 1, as its deprecated legacy
+    rule) and ``dtype`` (the input cast to it first: float16 scores in float32)."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    if dim is None:
+        dim = 0 if np.ndim(input) in (0, 1, 3) else 1
+    return input, dim
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_input(input, dim, dtype)
     e = np.exp(input - input.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
 
-def log_softmax(input, dim):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_input(input, dim, dtype)
     shifted = input - input.max(axis=dim, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
 
