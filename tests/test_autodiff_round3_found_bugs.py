@@ -114,3 +114,15 @@ def test_second_derivative_of_sinc_at_zero_is_minus_pi_squared_over_three():
     assert_close(ijit(tj.grad(lambda a: np.sinc(a).sum()))(x),
                  numeric_grad(ijit(lambda a: np.sinc(a).sum()), [x], 0))
     assert ijit(tj.hessian(lambda a: np.sinc(a).sum()))(x.astype(np.float32)).dtype == np.float32
+
+
+def test_np_interp_gradient_at_a_sample_point_is_the_segments_slope():
+    # At a sample point np.interp gave fp[j] itself, a constant in x: the gradient was 0 for
+    # every x on the grid of xp (JAX's is the slope of the segment that starts there).
+    xp, fp = np.array([0.0, 1.0, 3.0]), np.array([0.0, 2.0, -0.0])
+    x = np.array([1.0, 0.0, 3.0, 0.5, -1.0, 4.0])
+    g = ijit(tj.grad(lambda a: np.interp(a, xp, fp).sum()))(x)
+    assert_close(g, [-1.0, 2.0, -1.0, 2.0, 0.0, 0.0])
+    value = ijit(lambda a: np.interp(a, xp, fp))(x)
+    np.testing.assert_array_equal(value, np.interp(x, xp, fp))
+    np.testing.assert_array_equal(np.signbit(value), np.signbit(np.interp(x, xp, fp)))

@@ -92,7 +92,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
                              remainder, subtract, true_divide, where)
     from .gather import take
     from .lifting import concatenate, convert, lift_all
-    from .math_functions import isnan
+    from .math_functions import isfinite, isnan, signbit
     from .shapes import slice_
     xv, xpv, fpv = lift_all(x, xp, fp)
     if xpv.ndim != 1 or fpv.ndim != 1:
@@ -136,8 +136,17 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     y = add(multiply(slope, subtract(xv, x_lo)), f_lo)
     y = where(isnan(y), add(multiply(slope, subtract(xv, x_hi)), f_hi), y)
     y = where(logical_and(isnan(y), equal(f_lo, f_hi)), f_lo, y)
-    y = where(equal(x_lo, xv), f_lo, y)
-    y = where(equal(j, np.int64(n - 1)), take(fpv, np.int64(n - 1)), y)
+    # fp[j] at a sample point, written fp[j] + slope * (x - xp[j]) (x - xp[j] is 0), so that
+    # its derivative in x is the segment's slope, as JAX's: fp[j] alone, a constant in x,
+    # made the gradient 0 at every sample point (each x of a grid of xp)
+    flat = where(isfinite(slope), slope, 0.0)     # (a repeated sample point)
+
+    def at(f, xk):      # f + flat * 0, with f's zero sign kept: -0.0 + 0.0 would be 0.0
+        up, down = (where(isnan(d), 0.0, d) for d in (subtract(xv, xk), subtract(xk, xv)))
+        return where(signbit(flat), add(f, multiply(flat, up)),
+                     subtract(f, multiply(flat, down)))
+    y = where(equal(x_lo, xv), at(f_lo, x_lo), y)
+    y = where(equal(j, np.int64(n - 1)), at(f_hi, x_hi), y)      # x is xp[-1], x_hi
     y = where(less(j, 0), lval, where(equal(j, np.int64(n)), rval, y))
     # NumPy's search puts NaN last (beyond xp[-1]); its loop gives NaN for a NaN x
     return where(isnan(xv), xv, y)
