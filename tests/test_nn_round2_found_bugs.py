@@ -162,7 +162,7 @@ def test_layers_take_torchs_constructor_arguments():
     nn.LayerNorm(n, elementwise_affine=False) and nn.MaxPool2d(k, s, p, dilation) were
     TypeErrors."""
     from tracejit.nn import functional as F
-    np.testing.assert_array_equal(nn.ReLU(inplace=True)(X), F.relu(X))
+    np.testing.assert_array_equal(nn.ReLU(inplace=True)(X), F.relu(X, inplace=True))
     np.testing.assert_array_equal(nn.GELU(approximate="tanh")(X), F.gelu(X, "tanh"))
     assert nn.Dropout(0.2, inplace=False).p == 0.2
     ln = nn.LayerNorm(4, elementwise_affine=False)

@@ -203,10 +203,11 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 # -- activations ----------------------------------------------------------------------------
 
-def relu(input):
+def relu(input, inplace=False):
     # relu'(0) = 0, as torch.relu and jax.nn.relu (np.maximum's tie rule would give 0.5);
     # NaN stays NaN; the result keeps input's dtype (torch.relu does). One IR op (lax.relu),
-    # whose derivative reads the result (remat needs that: ops.relu).
+    # whose derivative reads the result (remat needs that: ops.relu). torch's inplace=True
+    # (a TypeError here before) saves memory only: the result is the same.
     if not hasattr(input, "dtype"):
         input = np.asarray(input, np.float64 if isinstance(input, float) else None)
     return lax.relu(input)
