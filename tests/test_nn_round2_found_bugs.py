@@ -162,7 +162,10 @@ def test_layers_take_torchs_constructor_arguments():
     nn.LayerNorm(n, elementwise_affine=False) and nn.MaxPool2d(k, s, p, dilation) were
     TypeErrors."""
     from tracejit.nn import functional as F
-    np.testing.assert_array_equal(nn.ReLU(inplace=True)(X), F.relu(X, inplace=True))
+    np.testing.assert_array_equal(nn.ReLU(inplace=True)(X), F.relu(X))
+    x = np.array([-1.0, 2.0, -3.0])
+    F.relu(x, inplace=True)                         # as torch: the result written into x
+    np.testing.assert_array_equal(x, [0.0, 2.0, 0.0])
     np.testing.assert_array_equal(nn.GELU(approximate="tanh")(X), F.gelu(X, "tanh"))
     assert nn.Dropout(0.2, inplace=False).p == 0.2
     ln = nn.LayerNorm(4, elementwise_affine=False)

@@ -206,11 +206,16 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def relu(input, inplace=False):
     # relu'(0) = 0, as torch.relu and jax.nn.relu (np.maximum's tie rule would give 0.5);
     # NaN stays NaN; the result keeps input's dtype (torch.relu does). One IR op (lax.relu),
-    # whose derivative reads the result (remat needs that: ops.relu). torch's inplace=True
-    # (a TypeError here before) saves memory only: the result is the same.
+    # whose derivative reads the result (remat needs that: ops.relu). inplace=True (a
+    # TypeError before) writes the result into the input, as torch's, which code relies on
+    # when it drops the result (F.relu(x, inplace=True) as a statement).
     if not hasattr(input, "dtype"):
         input = np.asarray(input, np.float64 if isinstance(input, float) else None)
-    return lax.relu(input)
+    out = lax.relu(input)
+    if inplace:
+        input[...] = out
+        return input
+    return out
 
 
 def sigmoid(input):

@@ -74,10 +74,10 @@ _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
 
 class ReLU(Module):
     def __init__(self, inplace=False):
-        pass          # torch's inplace=True saves memory only: the values are the same
+        self.inplace = inplace
 
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, self.inplace)
 
 
 class GELU(Module):
