@@ -340,3 +340,12 @@ def test_softmax_takes_torchs_dtype_and_implicit_dim():
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, want, rtol=1e-6)
     np.testing.assert_allclose(F.log_softmax(x, dtype=np.float32), np.log(want), rtol=1e-6)
+
+
+def test_avg_pool2d_layer_is_f_avg_pool2d():
+    """There was no nn.AvgPool2d (F.avg_pool2d only)."""
+    from tracejit.nn import functional as F
+    img = R.standard_normal((1, 2, 5, 5))
+    pool = nn.AvgPool2d(3, 2, 1, count_include_pad=False)
+    np.testing.assert_array_equal(pool(img), F.avg_pool2d(img, 3, 2, 1, False, False))
+    np.testing.assert_allclose(nn.AvgPool2d(5)(img)[..., 0, 0], img.mean(axis=(2, 3)))

@@ -129,6 +129,21 @@ class MaxPool2d(Module):
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
 
 
+class AvgPool2d(Module):
+    """torch.nn.AvgPool2d over ``F.avg_pool2d`` (``ceil_mode=True`` refused)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        F._no_ceil_mode(ceil_mode)
+        self.kernel_size, self.stride = _hashable(kernel_size), _hashable(stride)
+        self.padding, self.count_include_pad = _hashable(padding), count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, x):
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, False,
+                            self.count_include_pad, self.divisor_override)
+
+
 class Dropout(Module):
     """Dropout with an explicit seed: ``model(x, seed=step)``-style code passes it through
     ``Sequential``; in eval mode (``model.eval()``) it is the identity."""
