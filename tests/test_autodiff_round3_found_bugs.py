@@ -126,3 +126,16 @@ def test_np_interp_gradient_at_a_sample_point_is_the_segments_slope():
     value = ijit(lambda a: np.interp(a, xp, fp))(x)
     np.testing.assert_array_equal(value, np.interp(x, xp, fp))
     np.testing.assert_array_equal(np.signbit(value), np.signbit(np.interp(x, xp, fp)))
+
+
+def test_logaddexp2_derivatives_at_a_tie_are_shared_as_logaddexps():
+    # np.logaddexp2 gives a + 1 where a == b (NumPy's formula): its gradient there was (1, 0)
+    # and its Hessian 0, where d/da = d/db = 1/2 and d2/da2 = ln2 / 4.
+    def f(v):
+        return np.logaddexp2(v[0], v[1])
+
+    v = np.array([-1.0, -1.0])
+    assert_close(ijit(tj.grad(f))(v), [0.5, 0.5])
+    assert_close(ijit(tj.hessian(f))(v), np.log(2) / 4 * np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    assert ijit(f)(v) == 0.0 and ijit(f)(np.array([np.inf, np.inf])) == np.inf
+    assert_close(ijit(tj.grad(f))(np.array([np.inf, 1.0])), [1.0, 0.0])    # no NaN

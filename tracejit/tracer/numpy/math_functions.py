@@ -496,7 +496,18 @@ def logaddexp2(a, b):
     same = equal(a, b)
     gap = where(same, np.asarray(0, w.np), unary_op(ops.neg, absolute(subtract(a, b))))
     out = add(maximum(a, b), multiply(log1p(exp2(gap)), np.asarray(1 / math.log(2), w.np)))
-    return convert(where(same, add(a, np.asarray(1, w.np)), out), d)
+    # A finite tie is (a + b) / 2 + 1 + ln2/8 (a - b)**2: a + 1 as NumPy's, with the
+    # derivatives of log2(2**a + 2**b) there to the second (a + 1 alone gave d/da 1, d/db 0
+    # and a Hessian of 0). Infinite ones stay a + 1; elsewhere the tie's formula sees 0s
+    # (an infinity in it, unused, made the gradient NaN).
+    infinite = logical_and(same, isinf(a))
+    finite_tie = logical_and(same, isfinite(a))
+    sa, sb = (where(finite_tie, v, np.asarray(0, w.np)) for v in (a, b))
+    half = np.asarray(0.5, w.np)
+    tie = add(add(add(multiply(sa, half), multiply(sb, half)), np.asarray(1, w.np)),
+              multiply(np.asarray(math.log(2) / 8, w.np),
+                       multiply(subtract(sa, sb), subtract(sa, sb))))
+    return convert(where(infinite, add(a, np.asarray(1, w.np)), where(same, tie, out)), d)
 
 
 def sinc(x):
