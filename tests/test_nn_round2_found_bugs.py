@@ -349,3 +349,20 @@ def test_avg_pool2d_layer_is_f_avg_pool2d():
     pool = nn.AvgPool2d(3, 2, 1, count_include_pad=False)
     np.testing.assert_array_equal(pool(img), F.avg_pool2d(img, 3, 2, 1, False, False))
     np.testing.assert_allclose(nn.AvgPool2d(5)(img)[..., 0, 0], img.mean(axis=(2, 3)))
+
+
+def test_bce_with_logits_follows_torchs_formula_and_gradient():
+    """There was no binary_cross_entropy_with_logits / nn.BCEWithLogitsLoss."""
+    from tracejit.nn import functional as F
+    x = np.array([[-40.0, -2.0, 0.0], [0.5, 3.0, 40.0]])
+    y = np.array([[0.0, 1.0, 0.25], [1.0, 0.0, 0.5]])
+    pw, w = np.array([2.0, 0.5, 3.0]), np.array([1.0, 2.0, 0.5])
+    softplus = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)       # log(1 + exp(-x))
+    want = w * ((1 - y) * x + (1 + (pw - 1) * y) * softplus)
+    out = F.binary_cross_entropy_with_logits(x, y, w, reduction="none", pos_weight=pw)
+    np.testing.assert_allclose(out, want, rtol=1e-12)
+    loss = nn.BCEWithLogitsLoss(weight=w, pos_weight=pw)
+    np.testing.assert_allclose(loss(x, y), want.mean(), rtol=1e-12)
+    sig = 1 / (1 + np.exp(-x))
+    grad = tracejit.grad(lambda x: F.binary_cross_entropy_with_logits(x, y, reduction="sum"))
+    np.testing.assert_allclose(grad(x), sig - y, rtol=1e-12, atol=1e-15)   # 0.5 - y at 0

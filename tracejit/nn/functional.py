@@ -469,6 +469,25 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return sq.sum() if reduction == "sum" else sq.mean()
 
 
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """torch's: ``(1 - y) x + (1 + (pos_weight - 1) y) log(1 + exp(-x))`` per element (the
+    log through logaddexp: stable, with the exact gradient sigmoid(x) - y at 0), times
+    ``weight``; target and input of one shape, as torch requires."""
+    reduction = _reduction(reduction, size_average, reduce, "binary_cross_entropy_with_logits")
+    if np.shape(target) != np.shape(input):
+        raise _error(f"binary_cross_entropy_with_logits: Target size ({tuple(np.shape(target))})"
+                     f" must be the same as input size ({tuple(np.shape(input))})")
+    one = _float(input, 1.0)
+    log_weight = one if pos_weight is None else one + (pos_weight - one) * target
+    loss = (one - target) * input + log_weight * np.logaddexp(_float(input, 0.0), -input)
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(
         normalized_shape)

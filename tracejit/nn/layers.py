@@ -339,3 +339,21 @@ class MSELoss(Module):
 
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """``F.binary_cross_entropy_with_logits``; ``weight`` and ``pos_weight`` are held as
+    constants (torch's buffers, which optimizers never update)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        self.reduction = F._reduction(reduction, size_average, reduce, "BCEWithLogitsLoss")
+        self.weights = tuple(None if w is None else (np.shape(w), tuple(np.ravel(w).tolist()))
+                             for w in (weight, pos_weight))
+
+    def forward(self, input, target):
+        weight, pos_weight = (None if w is None else np.array(w[1]).reshape(w[0]).astype(
+            input.dtype) for w in self.weights)
+        return F.binary_cross_entropy_with_logits(input, target, weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=pos_weight)
