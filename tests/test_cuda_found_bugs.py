@@ -187,3 +187,23 @@ def test_threads_calling_one_jitted_function_at_once_under_the_simulator():
     for got, want in results.values():
         np.testing.assert_allclose(got, want, rtol=1e-6)
     assert sys.getswitchinterval() == saved
+
+
+def test_a_write_into_a_device_array_passed_twice_is_refused_as_for_numpy_arrays():
+    """f(d, d) writing into its first argument and reading the second: traced as two arrays,
+    the read missed the write (NumPy: [7, 1, 2, 3]; the call gave [0, 1, 2, 3]) with no
+    error, where the same call with a NumPy array raises. Device arrays are checked too."""
+    from numba import cuda
+
+    def f(p, q):
+        p[0] = 7.0
+        return q * 1.0
+    d = cuda.to_device(np.arange(4, dtype=np.float32))
+    with pytest.raises(ValueError, match="shares memory with another argument"):
+        tj.jit(f, device="cuda")(d, d)
+    with pytest.raises(ValueError, match="shares memory with another argument"):
+        tj.jit(f, device="cuda")(d[1:], d[:2])
+    e = cuda.to_device(np.arange(8, dtype=np.float32))
+    got = tj.jit(f, device="cuda")(e[:4], e[4:])        # no element in common: runs
+    np.testing.assert_array_equal(got, [4, 5, 6, 7])
+    np.testing.assert_array_equal(e.copy_to_host()[:4], [7, 1, 2, 3])

@@ -116,6 +116,15 @@ class CompiledEntry:
         new = outs[self._n:]
         for (i, name), where in zip(self._written, self._written_at):
             dst = leaves[i]
+            if is_device_array(dst):
+                # (f(d, d) on the CUDA backend: traced as two arrays, as NumPy ones are)
+                for j, other in enumerate(leaves):
+                    if j != i and is_device_array(other) and _device_overlap(dst, other):
+                        raise ValueError(
+                            f"the jitted function writes into its argument {name}, which "
+                            f"shares memory with another argument, {self._leaf_names[j]}; "
+                            "tracejit traced them as separate arrays, so the result could "
+                            f"differ from NumPy's. Pass a copy of one of them.{where}")
             if not isinstance(dst, np.ndarray):
                 continue
             if not dst.flags.writeable:
@@ -171,6 +180,30 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
         return np.shares_memory(a, b, max_work=1000)
     except np.exceptions.TooHardError:
         return True
+
+
+def _device_overlap(a, b) -> bool:
+    """Whether device arrays ``a`` and ``b`` may share memory: the NumPy arrays under the
+    simulator's, else their spans of bytes (as np.may_share_memory)."""
+    ha, hb = getattr(a, "_ary", None), getattr(b, "_ary", None)
+    if isinstance(ha, np.ndarray) and isinstance(hb, np.ndarray):
+        return _overlap(ha, hb)
+
+    def span(x):
+        iface = x.__cuda_array_interface__
+        shape, item = iface["shape"], np.dtype(iface["typestr"]).itemsize
+        if 0 in shape:
+            return 0, 0
+        strides = iface.get("strides") or [
+            item * int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+        lo = iface["data"][0] + sum(min(0, (n - 1) * st) for n, st in zip(shape, strides))
+        hi = iface["data"][0] + sum(max(0, (n - 1) * st) for n, st in zip(shape, strides))
+        return lo, hi + item
+    try:
+        (la, ha_), (lb, hb_) = span(a), span(b)
+    except (AttributeError, KeyError, TypeError):
+        return False
+    return la < hb_ and lb < ha_
 
 
 def _check_int_ranges(leaves, ranges):
