@@ -207,3 +207,17 @@ def test_a_write_into_a_device_array_passed_twice_is_refused_as_for_numpy_arrays
     got = tj.jit(f, device="cuda")(e[:4], e[4:])        # no element in common: runs
     np.testing.assert_array_equal(got, [4, 5, 6, 7])
     np.testing.assert_array_equal(e.copy_to_host()[:4], [7, 1, 2, 3])
+
+
+def test_a_new_batch_size_compiles_no_kernel_again():
+    """The kernels are generic over sizes, but each shape's program compiled all of its
+    kernels again (cuda.jit: seconds each on a GPU), where the CPU kernels are cached."""
+    f = tj.jit(lambda x: np.tanh(x * 2.0), device="cuda")
+    programs = []
+    for n in (1, 2):
+        x = np.ones(n, np.float32)
+        np.testing.assert_allclose(f(x), np.tanh(x * 2.0), rtol=1e-6)
+        programs.append(f.lower(x)._entry.program)
+    first, second = (p._compiled for p in programs)
+    assert programs[0] is not programs[1] and len(first) == len(second) >= 1
+    assert all(a[0][0] is b[0][0] for a, b in zip(first, second))

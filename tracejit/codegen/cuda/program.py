@@ -17,6 +17,7 @@ import itertools
 import linecache
 import math
 import sys
+import threading
 
 import numpy as np
 
@@ -30,6 +31,8 @@ from .simulator import RUN_LOCK as SIMULATOR_RUN_LOCK
 from .simulator import make_safe as make_simulator_safe
 
 _modules = itertools.count()
+_compiled_kernels: dict = {}     # (source, signature, simulated) -> the cuda.jit kernel
+_compiled_lock = threading.Lock()
 
 
 def _load(source: str, name: str) -> dict:
@@ -127,8 +130,16 @@ class CudaProgram:
                                "NUMBA_ENABLE_CUDASIM=1 before importing numba.cuda to run on "
                                "Numba's CUDA simulator)")
         def one(spec, name):
-            fn = _load(spec.source, name)["kernel"]
-            kernel = cuda.jit(fn) if _simulated() else cuda.jit(spec.signature)(fn)
+            # Sources are generic over sizes, so another shape's program (a retrace) has the
+            # same kernels: each was compiled again (seconds each on a GPU), as the CPU
+            # kernels' cache avoids. Compiled once a process, by source and signature.
+            key = (spec.source, spec.signature, _simulated())
+            with _compiled_lock:
+                kernel = _compiled_kernels.get(key)
+                if kernel is None:
+                    fn = _load(spec.source, name)["kernel"]
+                    kernel = cuda.jit(fn) if _simulated() else cuda.jit(spec.signature)(fn)
+                    _compiled_kernels[key] = kernel
             return kernel, self.config.launch(spec)
 
         return [(one(spec, f"k{i}"), spec.final and one(spec.final, f"k{i}_final"))
