@@ -366,3 +366,17 @@ def test_bce_with_logits_follows_torchs_formula_and_gradient():
     sig = 1 / (1 + np.exp(-x))
     grad = tracejit.grad(lambda x: F.binary_cross_entropy_with_logits(x, y, reduction="sum"))
     np.testing.assert_allclose(grad(x), sig - y, rtol=1e-12, atol=1e-15)   # 0.5 - y at 0
+
+
+def test_embedding_gathers_rows_and_passes_no_gradient_through_padding_idx():
+    """There was no embedding / nn.Embedding."""
+    emb = nn.Embedding(4, 2, padding_idx=1, rng=np.random.default_rng(0), dtype=np.float64)
+    np.testing.assert_array_equal(emb.weight[1], [0.0, 0.0])
+    emb.weight[1] = 5.0                     # torch reads the row as it is, trains it never
+    idx = np.array([[0, 1, 2], [1, 3, 3]])
+    np.testing.assert_array_equal(emb(idx), emb.weight[idx])
+    g = tracejit.grad(lambda m: (m(idx) ** 2).sum())(emb)
+    want = np.zeros((4, 2))
+    np.add.at(want, idx.ravel(), 2 * emb.weight[idx.ravel()])
+    want[1] = 0
+    np.testing.assert_allclose(g.weight, want, rtol=1e-12)

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import lax
+from ..autodiff import custom_vjp
 from ..tracer import Tracer
 from ..tracer.errors import caller_location, numpy_error
 
@@ -506,6 +507,27 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         out = out + bias
     return out
+
+
+@custom_vjp
+def _no_gradient(x):
+    return x
+
+
+_no_gradient.defvjp(lambda x: (x, None), lambda _, g: (np.zeros_like(g),))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` (num_embeddings, dim) at the integer ``input``, as torch's; the rows
+    read at ``padding_idx`` pass no gradient to the weight."""
+    if max_norm is not None or scale_grad_by_freq:
+        raise _error("embedding: max_norm and scale_grad_by_freq are not supported")
+    out = np.take(weight, input, axis=0)
+    if padding_idx is None:
+        return out
+    pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+    return np.where((input == pad)[..., None], _no_gradient(out), out)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -72,6 +72,30 @@ _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
               "circular": "wrap"}
 
 
+class Embedding(Module):
+    """torch.nn.Embedding: weight (num_embeddings, embedding_dim) drawn from N(0, 1), the
+    ``padding_idx`` row zeros, and no gradient through the positions that read it."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, *, rng=None,
+                 dtype=np.float32):
+        if max_norm is not None or scale_grad_by_freq:
+            raise ValueError("Embedding: max_norm and scale_grad_by_freq are not supported")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        rng = rng if rng is not None else np.random.default_rng()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        self.weight = rng.standard_normal((num_embeddings, embedding_dim)).astype(dtype)
+        if padding_idx is not None:
+            self.weight[padding_idx] = 0
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
+
+
 class ReLU(Module):
     def __init__(self, inplace=False):
         self.inplace = inplace
