@@ -71,7 +71,8 @@ class Guards:
         # of layers): their static structure (training, Dropout's p) is no identity these
         # guards see change, so model.eval() ran the train-mode trace (dropout on)
         roots = list(zip(self._labels, self._seen)) + [
-            ("the jitted object", o) for o in (fn, getattr(fn, "__self__", None))]
+            ("the jitted object", o) for o in (
+                fn, fn.__self__ if isinstance(fn, types.MethodType) else None)]
         self._trees = [[label, v, None] for label, v in roots if _structured(v)]
         self._version = -1
         self._structures()
