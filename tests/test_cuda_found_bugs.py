@@ -221,3 +221,21 @@ def test_a_new_batch_size_compiles_no_kernel_again():
     first, second = (p._compiled for p in programs)
     assert programs[0] is not programs[1] and len(first) == len(second) >= 1
     assert all(a[0][0] is b[0][0] for a, b in zip(first, second))
+
+
+def test_an_array_of_another_cuda_library_is_read_where_it_is(monkeypatch):
+    """A CuPy or PyTorch array (the CUDA array interface, no Numba methods) is a device array
+    to the tracer, but the program passed it to np.asarray, which raised: it is now taken
+    through numba.cuda.as_cuda_array (a view; the simulator has none, so one is faked)."""
+    from numba import cuda
+    d = cuda.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
+
+    class Foreign:
+        shape, dtype, ndim, size = (2, 3), np.dtype(np.float32), 2, 6
+        __cuda_array_interface__ = {"shape": (2, 3), "typestr": "<f4", "data": (0, False),
+                                    "strides": None, "version": 3}
+    monkeypatch.setattr(cuda, "as_cuda_array",
+                        lambda obj, sync=True: d if isinstance(obj, Foreign) else None,
+                        raising=False)
+    got = tj.jit(lambda x: x * 2.0 + 1.0, device="cuda")(Foreign())
+    np.testing.assert_array_equal(got, np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)

@@ -172,6 +172,10 @@ class CudaProgram:
         dev: dict = {}
         params = self.fusion.function.params
         for p, x, dt in zip(params, leaves, self._dtypes):
+            if hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__cuda_ndarray__"):
+                # CuPy's, PyTorch's (device arrays to the tracer): np.asarray raised on
+                # them; Numba's view of the same memory, no copy
+                x = cuda.as_cuda_array(x)
             d = _on_device(x, p, dt)
             if d is not None:
                 dev[p] = d                 # a device array argument: read where it is
