@@ -128,6 +128,16 @@ def test_jitted_code_sees_new_weights_of_a_model_it_reads_from_a_closure(make):
     assert f.trace_count == 1
 
 
+def test_jitted_code_sees_new_weights_of_every_layer_of_a_long_model_it_reads():
+    """Past 64 items of a container (a Sequential's 65th layer) the weights stayed constants."""
+    rng = np.random.default_rng(0)
+    model = nn.Sequential(*[nn.Linear(4, 4, rng=rng) for _ in range(70)])
+    f = _interp(lambda x: model(x))
+    f(X)
+    model[68].weight[...] = 0.5
+    np.testing.assert_allclose(f(X), model(X), rtol=1e-5)
+
+
 # -- state_dict --------------------------------------------------------------------------------
 
 class _TiedHead(nn.Module):

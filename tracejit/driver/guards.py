@@ -91,7 +91,7 @@ class Guards:
         for rec in self._trees:
             try:
                 td = flatten(rec[1])[1]
-            except TypeError:            # an unhashable static attribute
+            except (TypeError, RecursionError):   # an unhashable static attribute, a cycle
                 td = None
             if rec[2] is not None and td != rec[2]:
                 out.append(rec[0])

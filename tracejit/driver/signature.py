@@ -164,7 +164,7 @@ def typed(v):
         # train-mode trace: the identity alone does not change)
         try:
             return (type(v), _Identity(v), flatten(v)[1])
-        except TypeError:                 # an unhashable static attribute
+        except (TypeError, RecursionError):  # an unhashable static attribute, a cycle
             return _Identity(v)
     try:
         hash(v)

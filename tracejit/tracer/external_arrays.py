@@ -226,6 +226,7 @@ class ExternalArrays:
         self._used: dict = {}            # id -> the array, of those an op took
         self._by_owner = None            # (len(_outside), {id(memory owner): arrays})
         self._visited = 0
+        self._in_models: set = set()     # ids of the dicts and submodules of models reached
         self._checksums: dict = {}       # id -> checksum of an outside array (``snapshot``)
         for label, array in outside:
             self._outside.setdefault(id(array), (array, label, True))
@@ -233,7 +234,8 @@ class ExternalArrays:
     def shadow(self, fn):
         return Shadows(self.lift, self.reach).of(fn)
 
-    def reach(self, value, label: str, depth: int = 0, path=None, in_node=False) -> None:
+    def reach(self, value, label: str, depth: int = 0, path=None, in_node=False,
+              free=False) -> None:
         """Note the writeable arrays held by ``value`` (a global or closure value of the
         user's code that is no array itself, a static argument, a jitted method's ``self``):
         its items if it is a list, tuple or dict, its own attributes if it is an object, the
@@ -241,24 +243,31 @@ class ExternalArrays:
         bound method's object and function, a partial's function and arguments, to
         ``REACH_DEPTH`` levels, ``REACH_ITEMS`` of each (``layers[i]`` in a loop,
         ``model.layers[0].W``), with the path to each (``resolve``)."""
-        if depth >= REACH_DEPTH or self._visited >= REACH_OBJECTS:
-            return
-        self._visited += 1
-        root, steps = (value, ()) if path is None else path
         # A registered pytree node (an nn.Module) holds its arrays and submodules in dicts of
-        # its own (_parameters, _modules): those and the submodules in them are no level of
-        # depth, or a global Sequential's weights (model._modules["0"]._parameters["weight"],
-        # four levels) stayed constants of the trace: load_state_dict, an in-place change or
-        # an optimizer step was not seen.
+        # its own (_parameters, _modules): those and the submodules in them (``free``) are no
+        # level of depth and count in no limit but a model's size, or a global Sequential's
+        # weights (model._modules["0"]._parameters["weight"], four levels; a 65th layer)
+        # stayed constants of the trace: load_state_dict, an in-place change or an optimizer
+        # step was not seen.
+        if depth >= REACH_DEPTH or (not free and self._visited >= REACH_OBJECTS):
+            return
+        if free:
+            if id(value) in self._in_models:          # (a module holding its parent)
+                return
+            self._in_models.add(id(value))
+        else:
+            self._visited += 1
+        root, steps = (value, ()) if path is None else path
         node = is_registered_node(value)
+        limit = None if free or node else REACH_ITEMS
         if type(value) in (list, tuple):
             n = len(value)
             items = ((f"{label}[{i}]", ("item", i, n), v)
-                     for i, v in enumerate(value[:REACH_ITEMS]))
+                     for i, v in enumerate(value[:limit]))
         elif type(value) is dict:
             n = len(value)
             items = ((f"{label}[{k!r}]", ("key", k, n), v)
-                     for k, v in list(value.items())[:REACH_ITEMS])
+                     for k, v in list(value.items())[:limit])
         elif isinstance(value, types.FunctionType):
             # a function held in a container or an attribute (switch's branches in a global
             # list, a step function in a dict): neither copied (Shadows) nor guarded, so the
@@ -283,7 +292,7 @@ class ExternalArrays:
             # (a slotted class's attributes too: its slots' descriptors run no user code)
             own = [(k, ("attr", k, None), v) for k, v in d.items()] + [
                 (k, ("slot", k, None), v) for k, v in _slot_values(value)]
-            items = ((f"{label}.{k}", step, v) for k, step, v in own[:REACH_ITEMS])
+            items = ((f"{label}.{k}", step, v) for k, step, v in own[:limit])
         for name, step, v in items:
             if liftable(v):
                 self._outside.setdefault(id(v), (v, name, False))
@@ -293,7 +302,7 @@ class ExternalArrays:
             else:
                 flat = (node and type(v) is dict) or (in_node and is_registered_node(v))
                 self.reach(v, name, depth + (not flat), (root, steps + (step,)),
-                           in_node=node and type(v) is dict)
+                           in_node=node and type(v) is dict, free=flat)
 
     def found(self, array):
         """The tracer for ``array`` if it is one of the arrays reached from outside (else
