@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from ..errors import numpy_error, unsupported
-from ..views import fresh, link_readonly
+from ..views import fresh, link_readonly, made_as_array
 from . import (arithmetic, assignment, einsum, gather, indexing, joining, lifting, linalg,
                linalg_solvers, ranges, math_functions, reductions, scipy_functions, shapes)
 from . import accumulations, linalg_decompositions
@@ -286,6 +286,8 @@ VIEW_FUNCTIONS = {
 GATHER_VIEWS = {np.diagonal, np.linalg.diagonal, np.lib.stride_tricks.sliding_window_view}
 # Functions that are ufuncs underneath: their out= casts same_kind, not unsafe.
 _UFUNC_OUT = {np.clip, np.round, np.around}
+# Functions whose 0-d result NumPy gives as a 0-d array, not a NumPy scalar as a ufunc's
+ARRAY_0D_FUNCTIONS = {np.where, np.select, np.tensordot, np.cross}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,6 +386,8 @@ def handle_function(func, args, kwargs):
     elif func not in VIEW_FUNCTIONS:
         result = fresh(result, _tracers(args, kwargs))
     result = strong(result)
+    if func in ARRAY_0D_FUNCTIONS:
+        made_as_array(result)
     if out is None:
         return result
     return assignment.write_out(result, out, _name(func),
