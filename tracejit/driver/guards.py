@@ -18,6 +18,9 @@ at every call (tracer/external_arrays.py), so an array changed in place is seen,
 in attributes and containers too. A plain dict's entries read with a constant key
 (``cfg["lr"]``, from a global or closure dict) are guarded as attributes are; other values
 inside containers (``cfg[k]``, ``cfg["opt"]["lr"]``) are not: a rebound one is not seen.
+An nn.Module among those values (or the jitted object itself, ``jit(model)``) is guarded by
+its static structure too (``model.eval()``, ``drop.p = 0``), compared again only after a
+Module's static attribute was set (``pytree.note_static_change``).
 
 Cost per call: one identity check per guarded name or attribute (C loops: ``itemgetter`` per
 dict, ``map(is_, ...)``); a value is fingerprinted only when the object bound to its name is
