@@ -390,3 +390,13 @@ def test_embedding_gathers_rows_and_passes_no_gradient_through_padding_idx():
     np.add.at(want, idx.ravel(), 2 * emb.weight[idx.ravel()])
     want[1] = 0
     np.testing.assert_allclose(g.weight, want, rtol=1e-12)
+
+
+def test_load_state_dict_copies_into_the_parameters_in_place_as_torch():
+    """torch copies into the parameter tensors; the arrays were replaced, so a reference to
+    a parameter (w = lin.weight) kept the old values."""
+    lin = nn.Linear(2, 3)
+    w = lin.weight
+    lin.load_state_dict({"weight": np.ones((3, 2)), "bias": np.zeros(3)})
+    assert lin.weight is w
+    np.testing.assert_array_equal(w, np.ones((3, 2), np.float32))
