@@ -86,6 +86,10 @@ def test_grad_passes_a_function_argument_through_as_jax_does():
     assert_close(value, np.sin(w).sum())
     assert_close(ijit(lambda v: tj.grad(_apply_loss)(v, np.tanh, 1))(w), 1 - np.tanh(w) ** 2)
     assert_close(tj.hessian(_apply_loss)(w, np.sin, 1), np.diag(-np.sin(w)))
+    settings = tj.grad(lambda v, cfg, n: _apply_loss(v, cfg["act"], n) * cfg["scale"])
+    assert_close(settings(w, {"act": np.sin, "scale": 2.0}, 1), 2 * np.cos(w))
+    assert_close(settings(w, {"act": np.cos, "scale": 3.0}, 1), -3 * np.sin(w))
+    assert_close(settings(w, {"act": np.sin, "scale": 1.0}, 2), np.cos(np.sin(w)) * np.cos(w))
 
 
 def test_hessian_of_x_to_the_y_at_y_zero_is_symmetric_and_matches_finite_differences():

@@ -118,37 +118,56 @@ class Transformed:
         # traced again with the integer and bool ones static, then with the floats too (a
         # float static traces again for each value); later calls start at the stage that
         # worked
+        held = self._held(args, kwargs)
         error, tried = None, []
         for stage in range(self._needs_values, 3):
-            jitted = self._static(args, kwargs, stage) or (self._jitted if stage == 0 else None)
+            jitted, (a, k) = ((self._jitted, held) if stage == 0
+                              else self._static(args, kwargs, held, stage == 2))
             if jitted is None or jitted in tried:
                 continue
             tried.append(jitted)
             try:
-                out = jitted(*args, **kwargs)
+                out = jitted(*a, **k)
             except ConcretizationError as e:
                 error = e
                 continue
             self._needs_values = max(self._needs_values, stage)
             return out
         if error is None:       # (no argument of this call can be static)
-            return self._jitted(*args, **kwargs)
+            return self._jitted(*held[0], **held[1])
         raise error
 
-    def _static(self, args, kwargs, stage: int):
-        """The jit of the transform with the arguments not differentiated static that hold
-        what no trace takes (a function: ``grad(loss)(params, model_fn)``, as JAX's grad
-        passes it through; jit refused it), and from ``stage`` 1 those that are Python ints
-        and bools (2: numbers) or NumPy scalars of those kinds (or hashable tuples of them);
-        None if none is."""
+    def _held(self, args, kwargs):
+        """The arguments not differentiated with what no trace takes (a function:
+        ``grad(loss)(params, model_fn)``, or one in a dict of settings) held as their values,
+        which jit keys its traces by: JAX's grad passes them to the function as they are
+        (jit refused them as not arrays)."""
         if self._differentiated is None:
-            return None
+            return args, kwargs
+        diff = self._differentiated(len(args))
+
+        def hold(v):
+            leaves, tree = flatten(v)
+            if not any(is_static(x, "none") for x in leaves):
+                return v
+            return unflatten(tree, [_Concrete(x) if is_static(x, "none") else x
+                                    for x in leaves])
+        return (tuple(a if i in diff else hold(a) for i, a in enumerate(args)),
+                {k: hold(v) for k, v in kwargs.items()})
+
+    def _static(self, args, kwargs, held, floats: bool):
+        """(The jit of the transform with the arguments not differentiated that are Python
+        ints and bools (``floats``: numbers) or NumPy scalars of those kinds (or hashable
+        tuples of them, functions among them) static, the arguments to call it with: those
+        static as they are, the others as ``held``), or (None, held) if none is."""
+        if self._differentiated is None:
+            return None, held
         diff = self._differentiated(len(args))
 
         def scalars(v) -> bool:
             leaves = flatten(v)[0]
-            if not leaves or not all(is_static(x, "none")
-                                     or (stage and _is_scalar(x, stage == 2)) for x in leaves):
+            if not leaves or not all(_is_scalar(x, floats) or is_static(x, "none")
+                                     for x in leaves):
                 return False
             try:
                 hash(v)
@@ -159,12 +178,14 @@ class Transformed:
         nums = tuple(i for i, a in enumerate(args) if i not in diff and scalars(a))
         names = tuple(sorted(k for k, v in kwargs.items() if scalars(v)))
         if not nums and not names:
-            return None
+            return None, held
         jitted = self._static_jits.get((nums, names))
         if jitted is None:
             jitted = self._static_jits[nums, names] = jit(
                 self._traced, static_argnums=nums, static_argnames=names)
-        return jitted
+        return jitted, (tuple(a if i in nums else h for i, (a, h) in enumerate(zip(args,
+                                                                                   held[0]))),
+                        {k: v if k in names else held[1][k] for k, v in kwargs.items()})
 
     @property
     def __tracejit_body__(self):
