@@ -400,3 +400,10 @@ def test_load_state_dict_copies_into_the_parameters_in_place_as_torch():
     lin.load_state_dict({"weight": np.ones((3, 2)), "bias": np.zeros(3)})
     assert lin.weight is w
     np.testing.assert_array_equal(w, np.ones((3, 2), np.float32))
+
+
+def test_layers_built_with_dtype_none_hold_float32_as_torch():
+    """dtype=None (torch's default) went to NumPy, which reads None as float64."""
+    for layer in (nn.Linear(2, 2, dtype=None), nn.Conv2d(1, 1, 1, dtype=None),
+                  nn.LayerNorm(2, dtype=None), nn.Embedding(3, 2, dtype=None)):
+        assert {p.dtype for p in layer.parameters()} == {np.dtype(np.float32)}

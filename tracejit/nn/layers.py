@@ -11,7 +11,12 @@ from .module import Module, delete_layers, renumber, set_layer
 
 
 def _uniform(rng, bound, shape, dtype):
-    return rng.uniform(-bound, bound, size=shape).astype(dtype)
+    return rng.uniform(-bound, bound, size=shape).astype(_dtype(dtype))
+
+
+def _dtype(dtype):
+    """torch's dtype=None: the default float32 (NumPy's None is float64)."""
+    return np.float32 if dtype is None else dtype
 
 
 def _hashable(v):
@@ -88,7 +93,8 @@ class Embedding(Module):
         rng = rng if rng is not None else np.random.default_rng()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
-        self.weight = rng.standard_normal((num_embeddings, embedding_dim)).astype(dtype)
+        self.weight = rng.standard_normal((num_embeddings, embedding_dim)).astype(
+            _dtype(dtype))
         if padding_idx is not None:
             self.weight[padding_idx] = 0
 
@@ -190,8 +196,8 @@ class LayerNorm(Module):
         shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
             else tuple(int(d) for d in normalized_shape)
         self.normalized_shape, self.eps = shape, eps
-        self.weight = np.ones(shape, dtype) if elementwise_affine else None
-        self.bias = np.zeros(shape, dtype) if elementwise_affine and bias else None
+        self.weight = np.ones(shape, _dtype(dtype)) if elementwise_affine else None
+        self.bias = np.zeros(shape, _dtype(dtype)) if elementwise_affine and bias else None
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
