@@ -239,3 +239,31 @@ def test_an_array_of_another_cuda_library_is_read_where_it_is(monkeypatch):
                         raising=False)
     got = tj.jit(lambda x: x * 2.0 + 1.0, device="cuda")(Foreign())
     np.testing.assert_array_equal(got, np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
+
+
+def test_writes_reach_a_foreign_and_a_fortran_order_device_array(monkeypatch):
+    """The write-back into a device array argument called is_c_contiguous on a CuPy-like
+    array (AttributeError), and copy_to_device of a C-ordered device result into a
+    Fortran-ordered argument (device_results=True) refused the strides (ValueError)."""
+    from numba import cuda
+
+    def f(x):
+        x[0] = 9.0
+        return x * 1.0
+    want = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want[0] = 9.0
+    d = cuda.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
+
+    class Foreign:
+        shape, dtype, ndim, size = (2, 3), np.dtype(np.float32), 2, 6
+        __cuda_array_interface__ = {"shape": (2, 3), "typestr": "<f4", "data": (0, False),
+                                    "strides": None, "version": 3}
+    monkeypatch.setattr(cuda, "as_cuda_array",
+                        lambda obj, sync=True: d if isinstance(obj, Foreign) else None,
+                        raising=False)
+    np.testing.assert_array_equal(tj.jit(f, device="cuda")(Foreign()), want)
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+    df = cuda.to_device(np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)))
+    got = tj.jit(f, device="cuda", device_results=True)(df)
+    np.testing.assert_array_equal(got.copy_to_host(), want)
+    np.testing.assert_array_equal(df.copy_to_host(), want)

@@ -150,9 +150,15 @@ class CompiledEntry:
                 np.copyto(leaves[i], value)
             elif is_device_array(leaves[i]):
                 dst = leaves[i]
-                if dst.is_c_contiguous() or dst.is_f_contiguous():
+                if not hasattr(dst, "copy_to_device"):   # CuPy's, PyTorch's: Numba's view
+                    from numba import cuda
+                    dst = cuda.as_cuda_array(dst)
+                if dst.is_c_contiguous() or (dst.is_f_contiguous()
+                                             and isinstance(value, np.ndarray)):
                     dst.copy_to_device(value)
-                else:        # a strided view (d[:, ::2]): copy_to_device wants one region
+                else:
+                    # a strided view (d[:, ::2]): copy_to_device wants one region; Fortran
+                    # order from a device value (device_results=True): the same strides
                     dst[...] = value
         return outs
 
