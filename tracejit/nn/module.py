@@ -193,13 +193,7 @@ class Module:
             tied[id(old)] = value.astype(old.dtype)
             updates.append((mod, name, id(old)))
         for mod, name, key in updates:
-            old = mod._parameters[name]
-            if isinstance(old, np.ndarray) and old.flags.writeable:
-                # in place, as torch's param.copy_: a reference to the parameter (w =
-                # model.fc.weight, a jitted function's global) sees the loaded values
-                np.copyto(old, tied[key])
-            else:
-                mod._parameters[name] = tied[key]
+            mod._parameters[name] = tied[key]
         return self
 
     def save(self, path) -> None:
