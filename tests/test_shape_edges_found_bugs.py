@@ -115,3 +115,27 @@ def test_a_zero_d_np_where_result_is_a_zero_d_array():
         out, ref = tracejit.jit(f, backend=be)(z, v), f(z, v)
         assert [type(o) for o in out] == [type(r) for r in ref] == [np.ndarray] * 3 + [np.float64]
         np.testing.assert_array_equal(out, ref)
+
+
+# x[i, j] = v with v of shape (1,) (or [1.0], or at 0-d index arrays) wrote v[0], where NumPy
+# raises "setting an array element with a sequence."; x[i, j, ...] = v and x[[i], j] = v
+# broadcast, as in NumPy.
+def test_an_array_written_into_one_element_is_numpys_value_error():
+    def f(x, i, v):
+        x[i, 0, ...] = v
+        x[[i], 1] = v
+        x[1, 2] = v[0]
+        return x
+
+    x, i, v = np.zeros((2, 3)), np.array(1), np.array([4.0])
+    np.testing.assert_array_equal(tracejit.jit(f, backend="interpreter")(x.copy(), i, v),
+                                  f(x.copy(), i, v))
+    for key in [(0, 0), (np.array(0), np.array(0)), "traced"]:
+        def g(x, i, v, key=key):
+            x[(i, 0) if key == "traced" else key] = v
+            return x
+        for value in (v, [4.0]):
+            with pytest.raises(ValueError, match="with a sequence"):
+                g(x.copy(), i, value)
+            with pytest.raises(ValueError, match="with a sequence"):
+                tracejit.jit(g, backend="interpreter")(x.copy(), i, value)

@@ -96,7 +96,22 @@ def setitem(x: Tracer, key, value) -> None:
         return
     # A 0-d result of an all-int key: NumPy hands back a scalar, not a view; write through
     # the equivalent key that keeps a 0-d view.
+    _check_element_value(value)
     store(getitem(x, keys + (Ellipsis,)), fit(value, target))
+
+
+def _names_one_element(key) -> bool:
+    """A key of ints and int arrays alone (x[i, j, ...] = v broadcasts v in NumPy)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return not any(k is None or k is Ellipsis or isinstance(k, slice) for k in keys)
+
+
+def _check_element_value(value) -> None:
+    """One element named by an all-int key takes a scalar: NumPy refuses x[i, j] = v for a v
+    of 1 or more dimensions (np.ones(1), [1.0]) although it would broadcast; jit wrote it."""
+    if isinstance(value, (list, tuple)) or getattr(value, "ndim", 0) > 0:
+        raise numpy_error(ValueError, "setting an array element with a sequence.",
+                          "write a scalar (v[0], v.item()), or x[i, j, ...] = v")
 
 
 def _same_memory(a: Tracer, b) -> bool:
@@ -246,6 +261,8 @@ def _set_positions(x, key, value):
     flat = reshape(x, (-1,)) if x.ndim != 1 else x
     if _constant_key(key):
         where_ = np.arange(x.size).reshape(x.shape)[key]       # NumPy's own reading of key
+        if where_.ndim == 0 and _names_one_element(key):
+            _check_element_value(value)
         v = fit(value, x, where_.shape, fancy=True)
         pos = where_.reshape(-1)
         # Repeated positions: NumPy's last write wins; keep only those writes.
@@ -258,6 +275,8 @@ def _set_positions(x, key, value):
     else:
         grid = reshape(iota((x.size,), 0, dtypes.int64, x._trace), x.shape)
         positions = getitem(grid, key)
+        if positions.ndim == 0 and _names_one_element(key):
+            _check_element_value(value)
         v = reshape(fit(value, x, positions.shape, fancy=True), (-1,))
         positions = reshape(positions, (-1,))
     if positions.size == 0:
