@@ -143,3 +143,17 @@ def test_logaddexp2_derivatives_at_a_tie_are_shared_as_logaddexps():
     assert_close(ijit(tj.hessian(f))(v), np.log(2) / 4 * np.array([[1.0, -1.0], [-1.0, 1.0]]))
     assert ijit(f)(v) == 0.0 and ijit(f)(np.array([np.inf, np.inf])) == np.inf
     assert_close(ijit(tj.grad(f))(np.array([np.inf, 1.0])), [1.0, 0.0])    # no NaN
+
+
+def test_grad_of_a_cond_whose_branch_prints_prints_once(capsys):
+    # The backward cond recomputes the taken branch, its debug_print included: under grad
+    # the branch printed twice (JAX's prints once).
+    def loss(w):
+        def taken(a):
+            tj.debug_print("a={}", a)
+            return (a ** 2).sum()
+        return lax.cond(w[0] > 0, taken, lambda a: a.sum(), w)
+
+    w = np.array([0.5, -1.0])
+    assert_close(ijit(tj.grad(loss))(w), 2 * w)
+    assert capsys.readouterr().out.count("a=") == 1

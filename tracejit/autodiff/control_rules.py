@@ -59,6 +59,14 @@ def _region(name: str, types: list, build) -> Function:
     return verify(dce(fn))
 
 
+def _quiet(fn: Function) -> Function:
+    """fn without its own result-less side effects (``debug_print``), for a backward pass
+    that recomputes it: the forward pass printed already (a cond's taken branch printed
+    twice under grad; JAX's prints once)."""
+    kept = [o for o in fn.ops if not (o.opdef.side_effect and not o.results)]
+    return fn if len(kept) == len(fn.ops) else Function(fn.name, fn.params, kept, fn.results)
+
+
 def _or_zero(value, type):
     return value if value is not None else zeros(type)
 
@@ -213,7 +221,7 @@ def _(o, xs, active):
         def vjp_of(branch):
             def build(ps):
                 prim, cts = _cut(ps, [len(types), len(seeds)])
-                _, pull = record(branch, prim, wrt)
+                _, pull = record(_quiet(branch), prim, wrt)
                 grads = pull(_place(cts, seeds, len(branch.results)))
                 return [_or_zero(grads[i], types[i]) for i in wrt]
             return _region(f"{branch.name}_vjp", types + [o.results[j].type for j in seeds],
