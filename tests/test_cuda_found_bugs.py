@@ -267,3 +267,20 @@ def test_writes_reach_a_foreign_and_a_fortran_order_device_array(monkeypatch):
     got = tj.jit(f, device="cuda", device_results=True)(df)
     np.testing.assert_array_equal(got.copy_to_host(), want)
     np.testing.assert_array_equal(df.copy_to_host(), want)
+
+
+Y_GLOBAL = np.arange(3, dtype=np.float32)
+
+
+def test_an_argument_returned_beside_a_kernel_reading_it_is_a_copy():
+    """(x * 2, x): x was moved to the device for the kernel, and the program took any value
+    on the device for a fresh copy, so the result was the caller's x itself (and a global
+    array returned, the global): writing into the result changed them. jit's results never
+    share memory with an argument."""
+    x = np.arange(3, dtype=np.float32)
+    doubled, same = tj.jit(lambda x: (x * 2.0, x), device="cuda")(x)
+    assert not np.shares_memory(same, x)
+    np.testing.assert_array_equal(same, x)
+    glob, total = tj.jit(lambda x: (Y_GLOBAL, Y_GLOBAL + x), device="cuda")(x)
+    assert not np.shares_memory(glob, Y_GLOBAL)
+    np.testing.assert_array_equal(total, Y_GLOBAL + x)

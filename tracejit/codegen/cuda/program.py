@@ -170,6 +170,7 @@ class CudaProgram:
             self._compiled = self._compile()
         host: dict = {}
         dev: dict = {}
+        fresh: set = set()      # values whose host array is a copy from the device
         params = self.fusion.function.params
         for p, x, dt in zip(params, leaves, self._dtypes):
             if hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__cuda_ndarray__"):
@@ -199,6 +200,7 @@ class CudaProgram:
                 if v in dev:
                     x = dev[v].copy_to_host().reshape(v.shape)
                     self.transfers["to_host"] += 1
+                    fresh.add(v)
                 else:
                     x = _constant(v)
                 host[v] = x
@@ -225,10 +227,10 @@ class CudaProgram:
                     host_value = host.get(v)
                     if host_value is not None or v not in dev:
                         host[r] = to_host(v)
-        return self._results(host, dev, to_host, to_device,
+        return self._results(fresh, dev, to_host, to_device,
                              {id(dev[p]) for p in params if p in dev})
 
-    def _results(self, host, dev, to_host, to_device, arguments):
+    def _results(self, fresh, dev, to_host, to_device, arguments):
         from numba import cuda
         out, held = [], []
         for r in self.fusion.function.results:
@@ -245,8 +247,9 @@ class CudaProgram:
                 continue
             x = to_host(r)
             # A copy from the device is fresh; a CPU group's result may be a view of an
-            # argument, a constant or another result: copied.
-            if r not in dev or any(x is o for o in out):
+            # argument, a constant or another result: copied. (Not "any value on the device":
+            # an argument a kernel read is there too, and its host array is the caller's.)
+            if r not in fresh or any(x is o for o in out):
                 x = np.array(x, copy=True)
             out.append(x)
         return out
