@@ -157,3 +157,28 @@ def test_grad_of_a_cond_whose_branch_prints_prints_once(capsys):
     w = np.array([0.5, -1.0])
     assert_close(ijit(tj.grad(loss))(w), 2 * w)
     assert capsys.readouterr().out.count("a=") == 1
+
+
+def test_hessian_of_a_loss_with_gammaln_matches_finite_differences():
+    # digamma had no derivative (trigamma was refused), so the Hessian of any loss with
+    # gammaln (a Poisson or negative-binomial likelihood), which JAX gives, was an error.
+    import scipy.special
+
+    def nll(a):
+        return (scipy.special.gammaln(a) - a * np.log(a) + a).sum()
+
+    a = np.array([0.3, 1.0, 2.5, 7.0])
+    h = ijit(tj.hessian(nll))(a)
+    g = ijit(tj.grad(nll))
+    expected = np.stack([(g(a + d) - g(a - d)) / 2e-6 for d in np.eye(4) * 1e-6], axis=1)
+    assert_close(h, expected, rtol=1e-5, atol=1e-6)
+    def d1(v):
+        return tj.grad(lambda u: scipy.special.gammaln(u).sum())(v)     # digamma
+
+    def d2(v):
+        return tj.grad(lambda u: d1(u).sum())(v)                        # trigamma
+
+    x = np.array([-2.5, -0.3, 0.25, 1.0, 40.0])
+    assert_close(ijit(d2)(x), scipy.special.polygamma(1, x), rtol=1e-12)
+    third = ijit(tj.grad(lambda u: d2(u).sum()))(x)
+    assert_close(third, scipy.special.polygamma(2, x), rtol=1e-9)

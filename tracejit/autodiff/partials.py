@@ -25,7 +25,6 @@ import numpy as np
 from ..ir import ops
 from ..ir.registry import rule_table
 from ..tracer.numpy.arithmetic import sign, where
-from ..tracer.errors import unsupported
 from ..tracer.numpy.shapes import full
 from .build import mask, op
 
@@ -91,10 +90,26 @@ def _(x, out): return [op(ops.digamma, x)]
 
 
 @partials(ops.digamma)
-def _(x, out):
-    # trigamma (polygamma(1, x)) has no op yet: an error, never a silent zero
-    raise unsupported("the derivative of scipy.special.digamma (a second derivative of "
-                      "gammaln), which needs trigamma", "differentiate gammaln once only")
+def _(x, out): return [trigamma(x)]
+
+
+def trigamma(x):
+    """polygamma(1, x), digamma's derivative (it was refused: the Hessian of a loss with
+    gammaln, which JAX gives), from elementary ops, so that it has derivatives of its own:
+    trigamma(z) = sum 1/(z + k)^2 for k < 10, plus the asymptotic series at z + 10 (within
+    1e-12 relative for z >= 1/2); below 1/2, the reflection pi^2 / sin^2(pi x) -
+    trigamma(1 - x) (inf at 0, -1, ...). Each branch is computed where it is finite."""
+    low = x < 0.5
+    z = where(low, 1 - x, x)
+    total = 1 / (z * z)
+    for k in range(1, 10):
+        total = total + 1 / ((z + k) * (z + k))
+    w = z + 10
+    v = 1 / (w * w)
+    total = total + (1 + (0.5 + (1 / 6 + (-1 / 30 + (1 / 42 + (-1 / 30 + 5 / 66 * v) * v)
+                                         * v) * v) / w) / w) / w
+    s = np.sin(math.pi * where(low, x, 0.5))
+    return where(low, math.pi ** 2 / (s * s) - total, total)
 
 
 # -- binary -------------------------------------------------------------------------------------
