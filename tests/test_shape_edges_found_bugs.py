@@ -139,3 +139,22 @@ def test_an_array_written_into_one_element_is_numpys_value_error():
                 g(x.copy(), i, value)
             with pytest.raises(ValueError, match="with a sequence"):
                 tracejit.jit(g, backend="interpreter")(x.copy(), i, value)
+
+
+# tracejit.scipy.special.logsumexp of a 1-d or 0-d array came back from jit as a 0-d array (a
+# squeezed view), where SciPy gives a NumPy scalar; np.cov of a 1-d array the other way round.
+def test_logsumexp_to_a_scalar_is_a_numpy_scalar_and_cov_of_one_variable_a_zero_d_array():
+    import scipy.special
+
+    from tracejit.scipy import special
+
+    def f(v, z):
+        return (special.logsumexp(v), special.logsumexp(z),
+                special.logsumexp(v, b=v, return_sign=True)[1], np.cov(v))
+
+    v, z = np.arange(3.0), np.array(0.5)
+    out = tracejit.jit(f, backend="interpreter")(v, z)
+    ref = (scipy.special.logsumexp(v), scipy.special.logsumexp(z),
+           scipy.special.logsumexp(v, b=v, return_sign=True)[1], np.cov(v))
+    assert [type(o) for o in out] == [type(r) for r in ref]
+    np.testing.assert_allclose(out, ref)

@@ -16,6 +16,7 @@ import numpy as np
 from ...ir import dtypes, ops
 from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
+from ..views import fresh
 from .arithmetic import (absolute, add, equal, greater, less, logical_and, logical_not,
                          logical_or, multiply, negative, power, sign, subtract, true_divide,
                          unary_op, where)
@@ -80,7 +81,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if not keepdims:
         out = squeeze(out, axes)
         sgn = squeeze(sgn, axes)
-    return (out, sgn) if return_sign else out
+    # new arrays, not views: a 0-d result is a NumPy scalar, as SciPy's (a squeezed view came
+    # back from jit as a 0-d array)
+    return fresh((out, sgn)) if return_sign else fresh(out)
 
 
 def _logsumexp(a, b, axes, return_sign):
