@@ -158,3 +158,18 @@ def test_logsumexp_to_a_scalar_is_a_numpy_scalar_and_cov_of_one_variable_a_zero_
            scipy.special.logsumexp(v, b=v, return_sign=True)[1], np.cov(v))
     assert [type(o) for o in out] == [type(r) for r in ref]
     np.testing.assert_allclose(out, ref)
+
+
+# A NumPy scalar's astype (x.sum().astype(np.float32), x[0].astype(...)) came back from jit as
+# a 0-d array, NumPy's being a NumPy scalar; a 0-d NumPy constant returned (np.array(2.0),
+# np.asarray(5)) came back as a NumPy scalar, NumPy's being the 0-d array.
+def test_astype_of_a_numpy_scalar_and_a_returned_zero_d_constant_keep_numpys_types():
+    def f(x, z):
+        return (x.sum().astype(np.float32), x[0].astype(np.int32), z.astype(np.float32),
+                np.array(2.0), np.asarray(5))
+
+    x, z = np.arange(3.0), np.array(1.5)
+    for be in ("interpreter", "numba"):
+        out, ref = tracejit.jit(f, backend=be)(x, z), f(x, z)
+        assert [type(o) for o in out] == [type(r) for r in ref]
+        assert [o.dtype for o in out] == [r.dtype for r in ref]

@@ -228,9 +228,11 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
                   externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
-    traced.out_arrays_0d = [isinstance(x, Tracer) and x.ndim == 0
-                            and (x._view is not None or is_array_0d(x)
-                                 or zero_d_args.get(id(x), False)) for x in out_leaves]
+    traced.out_arrays_0d = [(isinstance(x, Tracer) and x.ndim == 0
+                             and (x._view is not None or is_array_0d(x)
+                                  or zero_d_args.get(id(x), False)))
+                            or (type(x) is np.ndarray and x.ndim == 0)    # np.array(2.0)
+                            for x in out_leaves]
     if externals is not None:
         ids = {id(a) for a in captured}
         traced.reached = [r for r in externals.reached() if not r[3] or id(r[1]) in ids]

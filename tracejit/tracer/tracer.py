@@ -328,8 +328,14 @@ class Tracer:
             raise numpy_error(TypeError, f"Cannot cast array data from {self.dtype!r} to "
                               f"{np.dtype(dtype)!r} according to the rule {casting!r}",
                               "pass casting='unsafe' to convert anyway")
-        return _numpy.handle_function(np.array, (self,), {"dtype": dtype, "order": order,
-                                                          "copy": True if copy else None})
+        out = _numpy.handle_function(np.array, (self,), {"dtype": dtype, "order": order,
+                                                         "copy": True if copy else None})
+        if self.ndim == 0 and self._view is None and not is_array_0d(self) and (
+                self._val.op is not None or self._weak or is_scalar_argument(self)):
+            # a NumPy scalar's astype is a NumPy scalar (x.sum().astype(np.float32)), not the
+            # 0-d array np.array makes
+            self._trace.arrays_0d.pop(id(out), None)
+        return out
 
     def view(self, dtype=None, type=None):
         """x itself for a view of x's dtype: the same memory, so writes through either reach
