@@ -90,6 +90,16 @@ def test_grad_passes_a_function_argument_through_as_jax_does():
     assert_close(settings(w, {"act": np.sin, "scale": 2.0}, 1), 2 * np.cos(w))
     assert_close(settings(w, {"act": np.cos, "scale": 3.0}, 1), -3 * np.sin(w))
     assert_close(settings(w, {"act": np.sin, "scale": 1.0}, 2), np.cos(np.sin(w)) * np.cos(w))
+    # a Python function held so is read afresh at each call: what it reads may change
+    scale = np.array([1.0, 2.0, 3.0])
+
+    def scaled_sin(v):
+        return np.sin(v) * scale
+
+    g = tj.grad(_apply_loss)
+    assert_close(g(w, scaled_sin, 1), np.cos(w) * scale)
+    scale[0] = 10.0
+    assert_close(g(w, scaled_sin, 1), np.cos(w) * np.array([10.0, 2.0, 3.0]))
 
 
 def test_hessian_of_x_to_the_y_at_y_zero_is_symmetric_and_matches_finite_differences():

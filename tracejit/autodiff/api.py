@@ -118,11 +118,12 @@ class Transformed:
         # traced again with the integer and bool ones static, then with the floats too (a
         # float static traces again for each value); later calls start at the stage that
         # worked
-        held = self._held(args, kwargs)
+        *held, volatile = self._held(args, kwargs)
+        base = jit(self._traced) if volatile else self._jitted
         error, tried = None, []
         for stage in range(self._needs_values, 3):
-            jitted, (a, k) = ((self._jitted, held) if stage == 0
-                              else self._static(args, kwargs, held, stage == 2))
+            jitted, (a, k) = ((base, held) if stage == 0
+                              else self._static(args, kwargs, held, stage == 2, volatile))
             if jitted is None or jitted in tried:
                 continue
             tried.append(jitted)
@@ -134,32 +135,41 @@ class Transformed:
             self._needs_values = max(self._needs_values, stage)
             return out
         if error is None:       # (no argument of this call can be static)
-            return self._jitted(*held[0], **held[1])
+            return base(*held[0], **held[1])
         raise error
 
     def _held(self, args, kwargs):
         """The arguments not differentiated with what no trace takes (a function:
         ``grad(loss)(params, model_fn)``, or one in a dict of settings) held as their values,
         which jit keys its traces by: JAX's grad passes them to the function as they are
-        (jit refused them as not arrays)."""
+        (jit refused them as not arrays). Third: whether any of them is more than a NumPy
+        ufunc or builtin: a Python function or object may read globals or attributes that
+        change between calls (``W -= lr * dW``), which no guard follows through an argument,
+        so such a call is traced afresh, as JAX's grad runs the Python code at every call."""
         if self._differentiated is None:
-            return args, kwargs
+            return args, kwargs, False
         diff = self._differentiated(len(args))
+        volatile = []
+
+        def opaque(x) -> bool:      # (an array of another library is jit's to take or refuse)
+            return is_static(x, "none") and not hasattr(x, "__array__")
 
         def hold(v):
             leaves, tree = flatten(v)
-            if not any(is_static(x, "none") for x in leaves):
+            if not any(map(opaque, leaves)):
                 return v
-            return unflatten(tree, [_Concrete(x) if is_static(x, "none") else x
-                                    for x in leaves])
+            volatile.extend(x for x in leaves if opaque(x) and not isinstance(
+                x, (np.ufunc, types.BuiltinFunctionType)))
+            return unflatten(tree, [_Concrete(x) if opaque(x) else x for x in leaves])
         return (tuple(a if i in diff else hold(a) for i, a in enumerate(args)),
-                {k: hold(v) for k, v in kwargs.items()})
+                {k: hold(v) for k, v in kwargs.items()}, bool(volatile))
 
-    def _static(self, args, kwargs, held, floats: bool):
+    def _static(self, args, kwargs, held, floats: bool, volatile: bool = False):
         """(The jit of the transform with the arguments not differentiated that are Python
         ints and bools (``floats``: numbers) or NumPy scalars of those kinds (or hashable
         tuples of them, functions among them) static, the arguments to call it with: those
-        static as they are, the others as ``held``), or (None, held) if none is."""
+        static as they are, the others as ``held``), or (None, held) if none is; a fresh one,
+        not kept, where ``volatile`` (_held)."""
         if self._differentiated is None:
             return None, held
         diff = self._differentiated(len(args))
@@ -179,10 +189,11 @@ class Transformed:
         names = tuple(sorted(k for k, v in kwargs.items() if scalars(v)))
         if not nums and not names:
             return None, held
-        jitted = self._static_jits.get((nums, names))
+        jitted = None if volatile else self._static_jits.get((nums, names))
         if jitted is None:
-            jitted = self._static_jits[nums, names] = jit(
-                self._traced, static_argnums=nums, static_argnames=names)
+            jitted = jit(self._traced, static_argnums=nums, static_argnames=names)
+            if not volatile:
+                self._static_jits[nums, names] = jitted
         return jitted, (tuple(a if i in nums else h for i, (a, h) in enumerate(zip(args,
                                                                                    held[0]))),
                         {k: v if k in names else held[1][k] for k, v in kwargs.items()})
