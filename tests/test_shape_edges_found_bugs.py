@@ -173,3 +173,20 @@ def test_astype_of_a_numpy_scalar_and_a_returned_zero_d_constant_keep_numpys_typ
         out, ref = tracejit.jit(f, backend=be)(x, z), f(x, z)
         assert [type(o) for o in out] == [type(r) for r in ref]
         assert [o.dtype for o in out] == [r.dtype for r in ref]
+
+
+# x[:, i] of an array with no rows, at traced indices out of range: NumPy raises IndexError
+# although the result is empty, jit returned the empty array (the take checks the indices it
+# reads, none). np.take, which checks only where it reads, still returns it, as NumPy's.
+def test_traced_indices_out_of_range_into_an_empty_array_are_numpys_index_error():
+    x = np.zeros((0, 4))
+    for be in ("interpreter", "numba"):
+        f = tracejit.jit(lambda x, i: x[:, i], backend=be)
+        assert f(x, np.array([1, -4])).shape == (0, 2)
+        for bad in (np.array([1, 4]), np.array([-5])):
+            with pytest.raises(IndexError):
+                x[:, bad]
+            with pytest.raises(IndexError):
+                f(x, bad)
+        g = tracejit.jit(lambda x, i: np.take(x, i, axis=1), backend=be)
+        assert g(x, np.array([1, 4])).shape == np.take(x, np.array([1, 4]), axis=1).shape

@@ -131,7 +131,17 @@ def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int],
         stride *= n
     if valid is not None:
         linear = where(valid, linear, np.int64(merged))
-    return emit(x._trace, ops.take, [xt, linear], weak=x._weak, axis=first)
+    out = emit(x._trace, ops.take, [xt, linear], weak=x._weak, axis=first)
+    if out.size == 0 and linear.size and merged and constant_value(linear) is None:
+        # NumPy checks every index even where the result is empty (x[:, i] of a 0-row x), but
+        # the take checks the ones it reads only: a take of the indices alone checks them
+        from .reductions import add_zero
+        from .shapes import full
+        probe = emit(x._trace, ops.take, [full((merged,), np.int64(0), trace=x._trace),
+                                          reshape(linear, (-1,))], axis=0)
+        zero = emit(x._trace, ops.reduce_max, [probe], axes=(0,))
+        out = add_zero(out, broadcast_to(convert(zero, dt(out)), out.shape))
+    return out
 
 
 def take_along_axis(x, indices, axis):
