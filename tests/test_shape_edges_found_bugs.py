@@ -190,3 +190,5 @@ def test_traced_indices_out_of_range_into_an_empty_array_are_numpys_index_error(
                 f(x, bad)
         g = tracejit.jit(lambda x, i: np.take(x, i, axis=1), backend=be)
         assert g(x, np.array([1, 4])).shape == np.take(x, np.array([1, 4]), axis=1).shape
+    with pytest.raises(IndexError):         # an axis of size 0: any index is out of range
+        tracejit.jit(lambda x, i: x[:, i], backend="interpreter")(np.zeros((0, 0)), np.array([0]))

@@ -132,9 +132,12 @@ def gather_linear(x: Tracer, index_arrays: list[Tracer], axes: list[int],
     if valid is not None:
         linear = where(valid, linear, np.int64(merged))
     out = emit(x._trace, ops.take, [xt, linear], weak=x._weak, axis=first)
-    if out.size == 0 and linear.size and merged and constant_value(linear) is None:
+    if out.size == 0 and linear.size and constant_value(linear) is None:
         # NumPy checks every index even where the result is empty (x[:, i] of a 0-row x), but
         # the take checks the ones it reads only: a take of the indices alone checks them
+        if not merged:
+            raise numpy_error(IndexError, f"index out of bounds for axis {axes[0]} with size 0",
+                              "an axis of size 0 has no element to index")
         from .reductions import add_zero
         from .shapes import full
         probe = emit(x._trace, ops.take, [full((merged,), np.int64(0), trace=x._trace),
