@@ -192,3 +192,32 @@ def test_hessian_of_a_loss_with_gammaln_matches_finite_differences():
     assert_close(ijit(d2)(x), scipy.special.polygamma(1, x), rtol=1e-12)
     third = ijit(tj.grad(lambda u: d2(u).sum()))(x)
     assert_close(third, scipy.special.polygamma(2, x), rtol=1e-9)
+
+
+def test_custom_jvp_rule_is_used_by_jvp_grad_and_hessian_in_a_scan():
+    # tracejit had no custom_jvp (JAX's): the stable log1pexp of JAX's docs could not be
+    # written. Forward mode runs the rule, reverse mode its transpose.
+    @tj.custom_jvp
+    def _log1pexp(v):
+        return np.log1p(np.exp(v))
+
+    @_log1pexp.defjvp
+    def _(primals, tangents):
+        (v,), (t,) = primals, tangents
+        return _log1pexp(v), t * (1 - 1 / (1 + np.exp(v)))    # finite where exp overflows
+
+    big = np.array([100.0, 1000.0])
+    assert_close(ijit(tj.grad(lambda v: _log1pexp(v).sum()))(big), [1.0, 1.0])
+    assert_close(ijit(lambda v: tj.jvp(_log1pexp, (v,), (np.ones(2),))[1])(big), [1.0, 1.0])
+    xs = np.array([0.5, -1.0])
+
+    def loss(w):
+        c, ys = lax.scan(lambda c, x: (_log1pexp(c * x), _log1pexp(c).sum()), w, xs)
+        return (c ** 2).sum() + ys.sum()
+
+    w = np.array([0.3, -0.7, 1.2])
+    assert_close(ijit(tj.grad(loss))(w), numeric_grad(ijit(loss), [w], 0), rtol=1e-6)
+    g = ijit(tj.grad(loss))
+    expected = np.stack([(g(w + d) - g(w - d)) / 2e-6 for d in np.eye(3) * 1e-6], axis=1)
+    assert_close(ijit(tj.hessian(loss))(w), expected, rtol=1e-5, atol=1e-6)
+    assert_close(_log1pexp(np.array([1.0])), np.log1p(np.e))        # eager: the function

@@ -8,8 +8,8 @@
     f(x, y)                            # traced once per signature, then compiled
 """
 from . import ir, lax
-from .autodiff import (checkpoint, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
-                       value_and_grad, vjp)
+from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
+                       jvp, value_and_grad, vjp)
 from .codegen.cache import CacheWarning, clear_cache
 from .config import ConfigWarning, config
 from .debugging import debug_print
@@ -23,8 +23,8 @@ __version__ = "0.1.0"
 __all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_pytree_node",
            "tree_map", "Tracer", "TracerError", "ConcretizationError", "EscapedTracerError",
            "UnsupportedError", "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd",
-           "jacrev", "hessian", "checkpoint", "custom_vjp", "debug_print", "clear_cache",
-           "CacheWarning", "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
+           "jacrev", "hessian", "checkpoint", "custom_vjp", "custom_jvp", "debug_print",
+           "clear_cache", "CacheWarning", "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.

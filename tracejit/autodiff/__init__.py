@@ -5,6 +5,7 @@ from .api import grad, jvp, value_and_grad, vjp
 from .jacobians import hessian, jacfwd, jacrev
 from .checkpoint import checkpoint
 from .custom import custom_vjp
+from .custom_jvp import custom_jvp
 from .forward import jvp_function
 from .reverse import vjp_function
 from .split import split_vjp
@@ -12,4 +13,4 @@ from .split import split_vjp
 del control_rules, linalg_rules
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "checkpoint",
-           "custom_vjp", "vjp_function", "jvp_function", "split_vjp"]
+           "custom_vjp", "custom_jvp", "vjp_function", "jvp_function", "split_vjp"]

@@ -15,6 +15,7 @@ from ..ir import Function, ops, verify
 from ..ir.passes import dce
 from ..tracer.trace_state import Trace, current_trace
 from ..tracer.tracer import Tracer
+from . import custom_jvp
 from .build import add_any, emit_op, zeros
 from .jvp_rules import JVP_RULES, REGION_JVP_RULES
 from .partials import PARTIALS, scale
@@ -64,6 +65,9 @@ def _tangents(o, xs, ts, outs) -> list:
 
 
 def _call(o, xs, ts):
+    rule = custom_jvp.rule_for(o)
+    if rule is not None:            # the user's rule, not the body's derivative
+        return rule.apply(xs, ts)
     wrt = [i for i, t in enumerate(ts) if t is not None]
     body = jvp_function(o.regions[0], wrt)
     n = len(o.results)

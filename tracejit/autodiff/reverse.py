@@ -23,7 +23,7 @@ from ..ir import Function, ops, verify
 from ..ir.passes import dce
 from ..tracer.trace_state import Trace, current_trace
 from ..tracer.tracer import Tracer
-from . import custom
+from . import custom, custom_jvp
 from .build import add_any, emit_call, emit_op, zeros
 from .partials import PARTIALS, scale
 from .vjp_rules import REGION_VJP_RULES, VJP_RULES
@@ -48,7 +48,11 @@ def record(fn: Function, inputs: list[Tracer], wrt: Sequence[int]):
         live = o.opdef.differentiable and any(v in active for v in o.operands)
         rule = custom.rule_for(o) if live and o.opdef is ops.call else None
         res = None
-        if rule is not None:
+        if rule is None and live and o.opdef is ops.call:
+            rule = custom_jvp.rule_for(o)       # (res: None; its backward transposes)
+        if isinstance(rule, custom_jvp.JvpRule):
+            outs = emit_op(current_trace(), o.opdef, xs, o.attrs, o.regions, o.loc)
+        elif rule is not None:
             outs, res = rule.forward(xs, [v in active for v in o.operands], o.results)
         elif live and o.opdef in REGION_VJP_RULES:   # res: the op's own pullback
             outs, res = REGION_VJP_RULES[o.opdef](o, xs, [v in active for v in o.operands])
@@ -82,6 +86,8 @@ def record(fn: Function, inputs: list[Tracer], wrt: Sequence[int]):
 
 
 def _backprop(o, xs, outs, out_cts, rule, res, operand_active) -> list:
+    if isinstance(rule, custom_jvp.JvpRule):
+        return rule.transpose(xs, outs, out_cts, operand_active, record)
     if rule is not None:
         return rule.backward(res, out_cts, outs, xs)
     if o.opdef is ops.optimization_barrier:
