@@ -15,7 +15,7 @@ import itertools
 import re
 
 from ..tracer.errors import unsupported
-from ..tracer.numpy.lifting import astype, lift
+from ..tracer.numpy.lifting import astype, broadcast_to, lift
 from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
@@ -60,8 +60,9 @@ class JvpRule:
                             f"{self.out_tree}")
         trace = current_trace()
         outs = [lift(o, trace) for o in outs]
-        touts = [astype(lift(t, trace), o.dtype) if o._value.type.dtype.is_float else None
-                 for t, o in zip(touts, outs)]
+        # (a tangent of the output's dtype and shape: a Python 0.0 for no dependence)
+        touts = [broadcast_to(astype(lift(t, trace), o.dtype), tuple(o.shape))
+                 if o._value.type.dtype.is_float else None for t, o in zip(touts, outs)]
         return outs, touts
 
     def transpose(self, xs: list, outs: list, out_cts: list, active: list[bool],
