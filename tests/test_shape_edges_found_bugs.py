@@ -177,7 +177,8 @@ def test_astype_of_a_numpy_scalar_and_a_returned_zero_d_constant_keep_numpys_typ
 
 # x[:, i] of an array with no rows, at traced indices out of range: NumPy raises IndexError
 # although the result is empty, jit returned the empty array (the take checks the indices it
-# reads, none). np.take, which checks only where it reads, still returns it, as NumPy's.
+# reads, none), and x[:, i] = v wrote nothing without a check. np.take, which checks only
+# where it reads, still returns it, as NumPy's.
 def test_traced_indices_out_of_range_into_an_empty_array_are_numpys_index_error():
     x = np.zeros((0, 4))
     for be in ("interpreter", "numba"):
@@ -192,3 +193,14 @@ def test_traced_indices_out_of_range_into_an_empty_array_are_numpys_index_error(
         assert g(x, np.array([1, 4])).shape == np.take(x, np.array([1, 4]), axis=1).shape
     with pytest.raises(IndexError):         # an axis of size 0: any index is out of range
         tracejit.jit(lambda x, i: x[:, i], backend="interpreter")(np.zeros((0, 0)), np.array([0]))
+
+    def write(x, i):                        # the same for a write, which writes nothing
+        x[:, i] = 1.0
+        return x
+
+    f = tracejit.jit(write, backend="numba")
+    assert f(x, np.array([3])).shape == (0, 4)
+    with pytest.raises(IndexError):
+        write(x, np.array([4]))
+    with pytest.raises(IndexError):
+        f(x, np.array([4]))

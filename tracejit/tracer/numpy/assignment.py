@@ -280,6 +280,12 @@ def _set_positions(x, key, value):
         v = reshape(fit(value, x, positions.shape, fancy=True), (-1,))
         positions = reshape(positions, (-1,))
     if positions.size == 0:
+        if x.size == 0 and not _constant_key(key):
+            # the indices are checked when the program runs (gather_linear's check of an empty
+            # gather), as NumPy checks them though it writes nothing: x depends on them
+            from .reductions import add_zero
+            total = emit(x._trace, ops.reduce_sum, [reshape(positions, (-1,))], axes=(0,))
+            store(x, add_zero(_plain(x), broadcast_to(convert(total, dt(x)), x.shape)))
         return
     new = emit(x._trace, ops.scatter, [_plain(flat), positions, v], axis=0)
     store(x, reshape(new, x.shape) if x.ndim != 1 else new)
