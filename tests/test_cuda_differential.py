@@ -209,6 +209,10 @@ def _compile_to_ptx(slow: bool, examples: int):
     assert "KINDS ['elementwise', 'matmul', 'reduction']" in proc.stdout, proc.stdout
 
 
+# Slow since session 19: 19 s of Numba's CUDA frontend (0.5 s a kernel), and make test's five
+# minutes on two cores had no room for it once the CUDA suites ran there again; make test keeps
+# test_cuda_backend's PTX check (every kind of kernel, every elementwise op in six dtypes).
+@pytest.mark.slow
 def test_kernels_of_the_fast_differential_cases_compile_to_ptx():
     _compile_to_ptx(slow=False, examples=10)
 
