@@ -21,6 +21,8 @@ def test_a_zero_d_array_argument_returned_unchanged_stays_a_zero_d_array():
             assert all(type(o) is np.ndarray and o.shape == () and o == 1.5 for o in out)
             out = jf(np.float64(1.5))       # the same cache key, unless the trace asked
             assert [type(o) for o in out] == [np.float64] * 3 and out[0] == 1.5
+    # np.flip of a 0-d array is NumPy's x[()], a NumPy scalar
+    assert type(tracejit.jit(lambda x: np.flip(x))(np.array(1.5))) is np.float64
 
 
 # np.split at a negative point (np.split(x, [-2]), np.hsplit(x, [-1])) raised an internal

@@ -67,6 +67,8 @@ def flip(x, axis=None):
     x = lift(x)
     axes = normalize_axes(axis, x.ndim)
     axes = tuple(a for a in axes if x.shape[a] > 1)
+    if not axes and x.ndim == 0:
+        return Tracer(x._value, x._trace, x._weak)     # NumPy's x[()]: a scalar, not x
     if not axes:
         return x
     return emit(x._trace, ops.rev, [x], weak=x._weak, dims=axes)
