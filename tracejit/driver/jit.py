@@ -16,7 +16,7 @@ from ..config import config
 from ..tracer.arguments import abstract_leaf
 from ..tracer.errors import call_error
 from ..tracer.pytree import flatten, flatten_with_paths
-from ..tracer.trace_function import Traced, _rename, scalar_kinds, trace
+from ..tracer.trace_function import Traced, _rename, scalar_kinds, scalar_kinds_hold, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
 from .backend import compile_function
@@ -153,8 +153,9 @@ class JittedFunction:
                 entry = self._cache.get(key)      # another thread may have compiled it
                 if entry is None:
                     entry = self._compile(static, dyn_args, dyn_kwargs, leaves, key)
+        kinds = entry.scalar_kinds
         if (entry.layout_dependent and _strided(leaves)) or (
-                entry.scalar_kinds is not None and scalar_kinds(leaves) != entry.scalar_kinds):
+                kinds is not None and not scalar_kinds_hold(leaves, kinds)):
             return self._for_layouts(static, dyn_args, dyn_kwargs, leaves, key)(
                 leaves, (dyn_args, dyn_kwargs))
         if (not kwargs and not static and len(leaves) == len(args)

@@ -61,8 +61,9 @@ class Traced:
     # Where the function first wrote into each of ``written`` (a SourceLocation or None), for
     # the caller's errors about that write (a read-only argument, one sharing memory)
     written_at: list = field(default_factory=list)
-    # Whether each leaf was a NumPy scalar, where the trace depends on it (a 0-d argument
-    # written into or viewed: a NumPy scalar is immutable, a 0-d array is not); else None
+    # (leaf index, whether it was a NumPy scalar) of the 0-d leaves whose kind the trace
+    # depends on (written into, viewed, returned unchanged: a NumPy scalar is immutable, a 0-d
+    # array is not); None if none
     scalar_kinds: tuple | None = None
     # Every leaf's name (x, params['w']), for messages
     leaf_names: list = field(default_factory=list)
@@ -203,8 +204,9 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
     # not a NumPy scalar as a NumPy scalar argument is: the trace then keys on which it is
     zero_d_args = {id(t): isinstance(leaf, np.ndarray) for t, leaf in zip(tracers, leaves)
                    if isinstance(leaf, (np.generic, np.ndarray)) and np.ndim(leaf) == 0}
-    if any(id(x) in zero_d_args for x in out_leaves):
-        tr.read_scalar_kind = True
+    returned = {id(x) for x in out_leaves}
+    kinds_read = [i for i, (t, v) in enumerate(zip(tracers, originals))
+                  if v in tr.scalar_kinds_read or (id(t) in zero_d_args and id(t) in returned)]
     if written and not writes_back:
         raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
                           f" = v, x += y, out=x) {context}",
@@ -225,7 +227,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   written, [names[i] for i in written], containers, returns_written,
                   tr.read_layout, [(i, d, loc) for i, v in enumerate(originals)
                                    for d, loc in tr.int_casts.get(v, ())], written_at,
-                  scalar_kinds(leaves) if tr.read_scalar_kind else None, names,
+                  tuple((i, isinstance(leaves[i], np.generic)) for i in kinds_read) or None,
+                  names,
                   externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
     traced.out_arrays_0d = [(isinstance(x, Tracer) and x.ndim == 0
@@ -252,8 +255,15 @@ def _without_unused(function: Function, n_leaves: int, captured: list, labels: l
 
 
 def scalar_kinds(leaves) -> tuple:
-    """Which leaves are NumPy scalars (what a trace may depend on: Traced.scalar_kinds)."""
+    """Which leaves are NumPy scalars."""
     return tuple(isinstance(x, np.generic) for x in leaves)
+
+
+def scalar_kinds_hold(leaves, kinds) -> bool:
+    """Whether the leaves a trace read the kind of (Traced.scalar_kinds: (index, is a NumPy
+    scalar) pairs) are of those kinds: only those, as a trace that returns a 0-d array argument
+    unchanged holds whatever the other 0-d arguments are."""
+    return all(isinstance(leaves[i], np.generic) is k for i, k in kinds)
 
 
 _RESULT_LEAVES = (Tracer, bool, int, float, np.ndarray, np.generic, DeferredOperand)

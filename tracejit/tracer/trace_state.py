@@ -36,10 +36,10 @@ class Trace:
         self.int_casts: dict = {}
         # 0-d parameters: whether each stands for a NumPy scalar (np.float64(0.1)), immutable
         # as eagerly (``s += 1`` rebinds the name), or for a 0-d array, written in place. Both
-        # share a cache key; a trace in which that made a difference (``read_scalar_kind``)
-        # holds for the kinds it was traced with only (driver/jit.py)
+        # share a cache key; a trace in which that made a difference holds for the kinds it
+        # was traced with only, of those parameters (``scalar_kinds_read``: their values)
         self.zero_d: dict = {}
-        self.read_scalar_kind = False
+        self.scalar_kinds_read: set = set()
         # id -> weakref of tracers made as 0-d arrays (np.zeros(()), np.array(v), x.copy()):
         # eagerly arrays, not NumPy scalars, so ``z += 1`` writes into them (views.py)
         self.arrays_0d: dict = {}

@@ -107,7 +107,7 @@ def is_scalar_argument(t) -> bool:
     kind = trace.zero_d.get(t._val)
     if kind is None:
         return False
-    trace.read_scalar_kind = True
+    trace.scalar_kinds_read.add(t._val)
     return kind
 
 
