@@ -103,19 +103,20 @@ def test_reductions_over_axis_0_or_minus_1_of_a_zero_d_array_are_numpys():
             tracejit.jit(bad, backend="interpreter")(z)
 
 
-# np.where (np.select, np.tensordot, np.cross) of 0-d operands gives a 0-d array in NumPy, not
+# np.where (np.select, np.tensordot, np.pad, np.roll) of 0-d operands is a 0-d array in NumPy, not
 # a NumPy scalar as a ufunc does: jit gave np.float64, which t += 1 then rebound instead of
 # writing into.
 def test_a_zero_d_np_where_result_is_a_zero_d_array():
     def f(z, v):
         t = np.where(z > 0, z, 0.0)
         t += 1
-        return t, np.select([z > 0], [z]), np.tensordot(v, v, axes=1), z * 2
+        return (t, np.select([z > 0], [z]), np.tensordot(v, v, axes=1), np.pad(z, 1),
+                np.roll(z, 1), z * 2)
 
     z, v = np.array(1.5), np.arange(3.0)
     for be in ("interpreter", "numba"):
         out, ref = tracejit.jit(f, backend=be)(z, v), f(z, v)
-        assert [type(o) for o in out] == [type(r) for r in ref] == [np.ndarray] * 3 + [np.float64]
+        assert [type(o) for o in out] == [type(r) for r in ref] == [np.ndarray] * 5 + [np.float64]
         np.testing.assert_array_equal(out, ref)
 
 

@@ -287,7 +287,8 @@ GATHER_VIEWS = {np.diagonal, np.linalg.diagonal, np.lib.stride_tricks.sliding_wi
 # Functions that are ufuncs underneath: their out= casts same_kind, not unsafe.
 _UFUNC_OUT = {np.clip, np.round, np.around}
 # Functions whose 0-d result NumPy gives as a 0-d array, not a NumPy scalar as a ufunc's
-ARRAY_0D_FUNCTIONS = {np.where, np.select, np.tensordot, np.cross, np.cov}
+ARRAY_0D_FUNCTIONS = {np.where, np.select, np.tensordot, np.cross, np.cov, np.pad, np.tile,
+                      np.roll}
 
 
 # ---------------------------------------------------------------------------------------------
