@@ -223,10 +223,11 @@ def test_a_new_batch_size_compiles_no_kernel_again():
     assert all(a[0][0] is b[0][0] for a, b in zip(first, second))
 
 
-def test_an_array_of_another_cuda_library_is_read_where_it_is(monkeypatch):
-    """A CuPy or PyTorch array (the CUDA array interface, no Numba methods) is a device array
-    to the tracer, but the program passed it to np.asarray, which raised: it is now taken
-    through numba.cuda.as_cuda_array (a view; the simulator has none, so one is faked)."""
+@pytest.fixture
+def foreign_array(monkeypatch):
+    """A CuPy-like array of arange(6) as (2, 3) float32 (the CUDA array interface, no Numba
+    methods), and the Numba device array numba.cuda.as_cuda_array views it as (the simulator
+    has no as_cuda_array: faked)."""
     from numba import cuda
     d = cuda.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
 
@@ -237,11 +238,17 @@ def test_an_array_of_another_cuda_library_is_read_where_it_is(monkeypatch):
     monkeypatch.setattr(cuda, "as_cuda_array",
                         lambda obj, sync=True: d if isinstance(obj, Foreign) else None,
                         raising=False)
-    got = tj.jit(lambda x: x * 2.0 + 1.0, device="cuda")(Foreign())
+    return Foreign(), d
+
+
+def test_an_array_of_another_cuda_library_is_read_where_it_is(foreign_array):
+    """A CuPy or PyTorch array is a device array to the tracer, but the program passed it to
+    np.asarray, which raised: it is now taken through numba.cuda.as_cuda_array (a view)."""
+    got = tj.jit(lambda x: x * 2.0 + 1.0, device="cuda")(foreign_array[0])
     np.testing.assert_array_equal(got, np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
 
 
-def test_writes_reach_a_foreign_and_a_fortran_order_device_array(monkeypatch):
+def test_writes_reach_a_foreign_and_a_fortran_order_device_array(foreign_array):
     """The write-back into a device array argument called is_c_contiguous on a CuPy-like
     array (AttributeError), and copy_to_device of a C-ordered device result into a
     Fortran-ordered argument (device_results=True) refused the strides (ValueError)."""
@@ -252,16 +259,8 @@ def test_writes_reach_a_foreign_and_a_fortran_order_device_array(monkeypatch):
         return x * 1.0
     want = np.arange(6, dtype=np.float32).reshape(2, 3)
     want[0] = 9.0
-    d = cuda.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
-
-    class Foreign:
-        shape, dtype, ndim, size = (2, 3), np.dtype(np.float32), 2, 6
-        __cuda_array_interface__ = {"shape": (2, 3), "typestr": "<f4", "data": (0, False),
-                                    "strides": None, "version": 3}
-    monkeypatch.setattr(cuda, "as_cuda_array",
-                        lambda obj, sync=True: d if isinstance(obj, Foreign) else None,
-                        raising=False)
-    np.testing.assert_array_equal(tj.jit(f, device="cuda")(Foreign()), want)
+    foreign, d = foreign_array
+    np.testing.assert_array_equal(tj.jit(f, device="cuda")(foreign), want)
     np.testing.assert_array_equal(d.copy_to_host(), want)
     df = cuda.to_device(np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)))
     got = tj.jit(f, device="cuda", device_results=True)(df)

@@ -136,11 +136,18 @@ def _name(fun) -> str:
 
 
 def rule_for(call_op) -> CustomRule | None:
+    return lookup_rule(_RULES, _NAME, call_op, "custom_vjp")
+
+
+def lookup_rule(rules: dict, pattern, call_op, kind: str):
+    """The rule of a call op from ``rules`` by its region's name; an error where the name says
+    it had a ``kind`` rule (``pattern``) that this process has not defined (IR read from text
+    or the disk cache)."""
     name = call_op.regions[0].name
-    rule = _RULES.get(name)
-    if rule is None and _NAME.search(name):
-        raise LookupError(f"the call of @{name} has a custom_vjp rule that this process has "
-                          "not defined: run the code that defines the custom_vjp function "
+    rule = rules.get(name)
+    if rule is None and pattern.search(name):
+        raise LookupError(f"the call of @{name} has a {kind} rule that this process has "
+                          f"not defined: run the code that defines the {kind} function "
                           "(and calls it once with arguments of this structure) first")
     return rule
 

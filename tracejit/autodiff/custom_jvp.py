@@ -20,7 +20,7 @@ from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from .build import call_traced, is_static, static_leaves, zeros_like
-from .custom import _resolve
+from .custom import _resolve, lookup_rule
 
 _RULES: dict = {}                   # body name -> JvpRule, for the life of the process
 _NAME = re.compile(r"\.custom_jvp\d+$")
@@ -93,13 +93,7 @@ class JvpRule:
 
 
 def rule_for(call_op) -> JvpRule | None:
-    name = call_op.regions[0].name
-    rule = _RULES.get(name)
-    if rule is None and _NAME.search(name):
-        raise LookupError(f"the call of @{name} has a custom_jvp rule that this process has "
-                          "not defined: run the code that defines the custom_jvp function "
-                          "(and calls it once with arguments of this structure) first")
-    return rule
+    return lookup_rule(_RULES, _NAME, call_op, "custom_jvp")
 
 
 class custom_jvp:
