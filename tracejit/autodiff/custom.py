@@ -139,6 +139,20 @@ def rule_for(call_op) -> CustomRule | None:
     return lookup_rule(_RULES, _NAME, call_op, "custom_vjp")
 
 
+def call_named(custom, args, kind: str):
+    """A call of ``custom.fun`` on ``args`` (static leaves fixed) as a call op whose body is
+    named ``<fn>.<kind><n>``, one name per argument structure (``custom._names``), the key
+    the rule is registered under: (name, results, in_tree, out_tree, leaves per argument)."""
+    _, in_tree = flatten((args, {}))
+    sizes = [len(flatten(a)[0]) for a in args]
+    key = (in_tree, tuple(sizes))
+    name = custom._names.get(key)
+    if name is None:
+        name = custom._names[key] = f"{custom.__name__}.{kind}{next(_numbers)}"
+    out, _, out_tree = call_traced(custom.fun, args, {}, name)
+    return name, out, in_tree, out_tree, sizes
+
+
 def lookup_rule(rules: dict, pattern, call_op, kind: str):
     """The rule of a call op from ``rules`` by its region's name; an error where the name says
     it had a ``kind`` rule (``pattern``) that this process has not defined (IR read from text
@@ -195,13 +209,7 @@ class custom_vjp:
         # and what bwd answers for them is not used
         static = [[is_static(x, "ints") for x in flatten(a)[0]] for a in args]
         args = static_leaves(args, "ints")
-        leaves, in_tree = flatten((args, {}))
-        sizes = [len(flatten(a)[0]) for a in args]
-        key = (in_tree, tuple(sizes))
-        name = self._names.get(key)
-        if name is None:
-            name = self._names[key] = f"{self.__name__}.custom_vjp{next(_numbers)}"
-        out, body, out_tree = call_traced(self.fun, args, {}, name)
+        name, out, in_tree, out_tree, sizes = call_named(self, args, "custom_vjp")
         _RULES[name] = CustomRule(self.__name__, self.fwd, self.bwd, in_tree, out_tree, sizes,
                                   static)
         return out

@@ -11,7 +11,6 @@ transposes the linearized rule. Code generation sees an ordinary ``call`` of the
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 
 from ..tracer.errors import unsupported
@@ -19,12 +18,11 @@ from ..tracer.numpy.lifting import astype, broadcast_to, lift
 from ..tracer.pytree import flatten, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
-from .build import call_traced, is_static, static_leaves, zeros_like
-from .custom import _resolve, lookup_rule
+from .build import is_static, static_leaves, zeros_like
+from .custom import _resolve, call_named, lookup_rule
 
 _RULES: dict = {}                   # body name -> JvpRule, for the life of the process
 _NAME = re.compile(r"\.custom_jvp\d+$")
-_numbers = itertools.count(1)
 
 
 class JvpRule:
@@ -123,12 +121,6 @@ class custom_jvp:
         static = [all(is_static(x, "ints") for x in flatten(a)[0]) and bool(flatten(a)[0])
                   for a in args]
         args = static_leaves(args, "ints")
-        leaves, in_tree = flatten((args, {}))
-        sizes = [len(flatten(a)[0]) for a in args]
-        key = (in_tree, tuple(sizes))
-        name = self._names.get(key)
-        if name is None:
-            name = self._names[key] = f"{self.__name__}.custom_jvp{next(_numbers)}"
-        out, _, out_tree = call_traced(self.fun, args, {}, name)
+        name, out, in_tree, out_tree, sizes = call_named(self, args, "custom_jvp")
         _RULES[name] = JvpRule(self.__name__, self.jvp, in_tree, out_tree, sizes, static)
         return out
