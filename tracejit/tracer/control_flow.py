@@ -271,9 +271,11 @@ def _while_loop(cond_fun, body_fun, init_val, what="while_loop", skip=0, names=(
     the carries' leaves in cond_fun and body_fun (_user_names)."""
     tr = current_trace()
     if tr is None:
-        val = init_val
+        val, ran = init_val, False
         while cond_fun(val):
-            val = body_fun(val)
+            val, ran = body_fun(val), True
+        if not ran:
+            val = _settle_unrun(val, lambda v: _while_loop(cond_fun, body_fun, v), what)
         return _fresh(val, init_val)
     leaves, tree = flatten(init_val)
 
@@ -329,6 +331,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         val = init_val
         for i in range(int(lower), int(upper)):
             val = body_fun(i, val)
+        if int(upper) <= int(lower):
+            val = _settle_unrun(val, lambda v: fori_loop(lower, upper, body_fun, v),
+                                "fori_loop")
         return _fresh(val, init_val)
     if not _traced(lower, upper):
         lo, hi = int(lower), int(upper)
@@ -461,6 +466,34 @@ def _fresh(result, inputs):
     return unflatten(tree, out)
 
 
+_PY_NUMBERS = (bool, int, float, complex)
+
+
+def _settle_unrun(val, loop, what: str):
+    """The carry ``val`` of an eager loop that ran no step, its Python-number leaves (weak)
+    given the type the loop settles them to, as under jit and in JAX: a trace of
+    ``loop(val)`` says which (``fori_loop(0, 0, lambda i, c: c + 1.5, 0)`` gave the Python
+    int 0 eagerly, 0.0 under jit). Best effort: if the body cannot be traced, ``val``."""
+    leaves, tree = flatten(val)
+    if not any(type(x) in _PY_NUMBERS for x in leaves):
+        return val
+    try:
+        traced = trace(loop, (val,), {}, what, context=f"in a body of {what}",
+                       external_arrays=True)      # the closed-over arrays body_fun indexes
+    except Exception:       # the body never ran eagerly: it need not be traceable
+        return val
+    types = traced.function.result_types[:traced.n_results]
+    if traced.out_tree != tree or len(types) != len(leaves):
+        return val
+    out = []
+    for x, t, weak in zip(leaves, types, traced.out_weak):
+        if type(x) in _PY_NUMBERS and t.shape == ():
+            py = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[t.dtype.np.kind]
+            x = py(x) if weak else t.dtype.np.type(x)
+        out.append(x)
+    return unflatten(tree, out)
+
+
 def _pair(out) -> tuple:
     """scan's ``f(carry, x)`` result as the tuple ``(carry, y)``: a list of two is one too, as
     in JAX and the eager loop (``carry, y = f(carry, x)``)."""
@@ -505,6 +538,8 @@ def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
         _check_ys(ys[i], "scan")
     carry = _fresh(carry, (init, x_leaves))
     if n == 0:
+        xs = unflatten(x_tree, [np.asarray(x) for x in x_leaves])
+        carry = _settle_unrun(carry, lambda c: _scan(f, c, xs, 0, False)[0], "scan")
         return carry, _empty_ys(f, init, x_leaves, x_tree)
     y_leaves = [flatten(y)[0] for y in ys]
     stacked = [np.stack([np.asarray(ls[j]) for ls in y_leaves], dtype=_stacked_dtype(
@@ -532,8 +567,11 @@ def _empty_ys(f, init, x_leaves, x_tree):
     gives float32 ys)."""
     def whole(init, xs):
         return _scan(f, init, unflatten(x_tree, list(xs)), 0, False)[1]
+    # external_arrays: arrays f closes over are traced as jit's are, so that f may index one
+    # with the carry (table[c]); as constants, that trace raised a ConcretizationError where
+    # the eager scan of length 1 ran
     traced = trace(whole, (init, [np.asarray(x) for x in x_leaves]), {}, "scan",
-                   context="in a body of scan")
+                   context="in a body of scan", external_arrays=True)
     ys = [np.empty(tuple(t.shape), t.dtype.np)
           for t in traced.function.result_types[:traced.n_results]]
     return unflatten(traced.out_tree, ys)
