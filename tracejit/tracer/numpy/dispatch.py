@@ -215,7 +215,8 @@ FUNCTIONS = {
     **({np.linalg.svdvals: linalg_decompositions.svdvals} if hasattr(np.linalg, "svdvals")
        else {}),
     # np.linalg's array-API spellings, over the last two axes where the np.* ones take 0 and 1
-    np.linalg.matmul: linalg.matmul, np.linalg.vecdot: linalg.vecdot,
+    np.linalg.matmul: linalg.matmul,
+    np.linalg.vecdot: lambda x1, x2, /, *, axis=-1: linalg.vecdot(x1, x2, axis),
     np.linalg.outer: linalg.outer_of_vectors,
     np.linalg.tensordot: lambda a, b, /, *, axes=2: linalg.tensordot(a, b, axes),
     np.linalg.diagonal: lambda x, /, *, offset=0: linalg.diagonal(x, offset, -2, -1),

@@ -24,7 +24,7 @@ from .reductions import amax, amin
 from .reductions import any as reduce_any
 from .reductions import sum as reduce_sum
 from .rules import broadcast_shapes, dt, normalize_axes, normalize_axis, result_dtype
-from .shapes import iota, transpose
+from .shapes import iota, moveaxis, transpose
 
 
 def matmul(a, b, _name="matmul"):
@@ -149,16 +149,20 @@ def inner(a, b):
     return tensordot(a, b, ([-1], [-1]))
 
 
-def vecdot(a, b):
+def vecdot(a, b, axis=-1):
     """np.vecdot, the gufunc ``(n),(n)->()``: the last axes' sizes must be equal (not
     broadcast), and it sums in the operands' result_type (int8 wraps; bool is an or of ands),
-    where np.sum would promote to int64."""
+    where np.sum would promote to int64. ``axis`` (np.linalg.vecdot's keyword) is the core
+    axis of each operand, counted in its own dims, as the gufunc's ``axis``."""
     a, b = lift_all(a, b)
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
             raise numpy_error(ValueError, f"vecdot: Input operand {i} does not have enough "
                               "dimensions (has 0, gufunc core with signature (n),(n)->() "
                               "requires 1)", "pass arrays of at least one dimension")
+    if axis != -1:
+        # np.linalg.vecdot(x1, x2, axis=k) passed axis= on (a TypeError here before)
+        a, b = moveaxis(a, axis, -1), moveaxis(b, axis, -1)
     if a.shape[-1] != b.shape[-1]:
         raise numpy_error(ValueError, "vecdot: Input operand 1 has a mismatch in its core "
                           "dimension 0, with gufunc signature (n),(n)->() (size "
@@ -436,6 +440,9 @@ def multi_dot(arrays, *, out=None):
     rounding)."""
     if len(arrays) < 2:
         raise numpy_error(ValueError, "Expecting at least two arrays.", "pass two or more")
+    if len(arrays) == 2:
+        # NumPy's multi_dot of two arrays is np.dot, of any ndims (no 2-D check)
+        return dot(arrays[0], arrays[1])
     xs = lift_all(*arrays)
     first_1d, last_1d = xs[0].ndim == 1, xs[-1].ndim == 1
     if first_1d:
@@ -444,8 +451,10 @@ def multi_dot(arrays, *, out=None):
         xs[-1] = reshape(xs[-1], (-1, 1))
     for x in xs:
         if x.ndim != 2:
-            raise numpy_error(ValueError, f"{x.ndim}-dimensional array given. Array must be "
-                              "two-dimensional", "pass 2-D arrays (1-D only first or last)")
+            # NumPy's _assert_2d raises LinAlgError, not ValueError
+            raise numpy_error(np.linalg.LinAlgError, f"{x.ndim}-dimensional array given. "
+                              "Array must be two-dimensional",
+                              "pass 2-D arrays (1-D only first or last)")
     out = xs[0]
     for x in xs[1:]:
         out = matmul(out, x)
