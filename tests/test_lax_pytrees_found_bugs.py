@@ -77,3 +77,25 @@ def test_eager_scan_of_length_zero_whose_f_indexes_a_closed_over_array_by_the_ca
     assert c == 0 and ys.shape == (0,) and ys.dtype == np.float64
     c = lax.fori_loop(0, 0, lambda i, c: c + table[i], 0)
     assert c == 0.0 and type(c) is np.float64
+
+
+def test_eager_scan_whose_y_changes_structure_between_steps_is_an_error_not_relabelled():
+    """The eager scan stacked every step's y by the first step's structure: {'b': y} after
+    {'a': y} came back as {'a': [...]}, and extra leaves were dropped, silently. Under jit
+    (and in JAX) f is traced once, so ys have one structure; eagerly it is now an error."""
+    import pytest
+    from tracejit.tracer.body_calls import ControlFlowTypeError
+    x = np.arange(3.0)
+
+    def renamed(c, xi):
+        return c + 1, ({"a": xi} if c == 0 else {"b": xi})
+
+    def grows(c, xi):
+        return c + 1, ((xi,) if c == 0 else (xi, xi * 2))
+    for f in (renamed, grows):
+        with pytest.raises(ControlFlowTypeError, match=r"ys\[1\], but as .* for ys\[0\]"):
+            lax.scan(f, 0, x)
+    # one structure throughout, None leaves included, reverse too: unchanged
+    c, ys = lax.scan(lambda c, xi: (c, (xi, None, {"q": 1})), 0, x, reverse=True)
+    np.testing.assert_array_equal(ys[0], x)
+    assert ys[1] is None and ys[2]["q"].tolist() == [1, 1, 1]

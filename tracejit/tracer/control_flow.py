@@ -541,7 +541,15 @@ def _scan_eagerly(f, init, x_leaves, x_tree, n, reverse):
         xs = unflatten(x_tree, [np.asarray(x) for x in x_leaves])
         carry = _settle_unrun(carry, lambda c: _scan(f, c, xs, 0, False)[0], "scan")
         return carry, _empty_ys(f, init, x_leaves, x_tree)
-    y_leaves = [flatten(y)[0] for y in ys]
+    flat = [flatten(y) for y in ys]
+    for i, (_, t) in enumerate(flat):
+        # the ys were stacked by the first step's structure: a step returning {'b': y} after
+        # {'a': y} came back as 'a', one returning more leaves lost them, silently (jit and
+        # JAX trace f once, so every step's y has one structure)
+        if t != flat[0][1]:
+            raise control_error(f"scan: f returns y as {t} for ys[{i}], but as {flat[0][1]} "
+                                "for ys[0]", "return y with the same structure at every step")
+    y_leaves = [ls for ls, _ in flat]
     stacked = [np.stack([np.asarray(ls[j]) for ls in y_leaves], dtype=_stacked_dtype(
         [ls[j] for ls in y_leaves])) for j in range(len(y_leaves[0]))]
     return carry, unflatten(flatten(ys[0])[1], stacked)
