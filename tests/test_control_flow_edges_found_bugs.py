@@ -124,8 +124,8 @@ def test_scan_and_fori_loop_accept_jaxs_unroll_argument():
         assert c == 3.0
         np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])
         np.testing.assert_array_equal(v, x * 8)
-    with pytest.raises(ControlFlowTypeError, match="unroll must be a positive int"):
-        tj.scan(lambda c, xi: (c, c), 0.0, x, unroll=0)
+    with pytest.raises(ControlFlowTypeError, match="unroll must be a non-negative int"):
+        tj.scan(lambda c, xi: (c, c), 0.0, x, unroll=-1)
 
 
 # -- ops of closed-over values inside a cond branch -------------------------------------------

@@ -99,3 +99,17 @@ def test_eager_scan_whose_y_changes_structure_between_steps_is_an_error_not_rela
     c, ys = lax.scan(lambda c, xi: (c, (xi, None, {"q": 1})), 0, x, reverse=True)
     np.testing.assert_array_equal(ys[0], x)
     assert ys[1] is None and ys[2]["q"].tolist() == [1, 1, 1]
+
+
+def test_scan_and_fori_loop_accept_unroll_0_as_jax_does():
+    """jax.lax.scan documents unroll as a non-negative int, 0 unrolling the entire loop;
+    tracejit refused 0 with a ControlFlowTypeError. unroll changes no result."""
+    x = np.arange(3.0)
+
+    def f(x):
+        c, ys = lax.scan(lambda c, xi: (c + xi, c), 0.0, x, unroll=0)
+        return c, ys, lax.fori_loop(0, 3, lambda i, c: c + x[i], 0.0, unroll=0)
+    for run in (f, ijit(f)):
+        c, ys, v = run(x)
+        assert c == 3.0 and v == 3.0
+        np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])

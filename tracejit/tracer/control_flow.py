@@ -361,11 +361,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 
 def _check_unroll(unroll):
-    """jax.lax's ``unroll`` (an int >= 1, a bool, or None): code written for JAX passes it."""
+    """jax.lax's ``unroll`` (an int >= 0, a bool, or None): code written for JAX passes it.
+    0 is JAX's "unroll the entire loop" (jax.lax.scan's docs), refused here once."""
     if unroll is None or isinstance(unroll, (bool, np.bool_)):
         return
-    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
-        raise control_error(f"unroll must be a positive int or a bool, got {unroll!r}",
+    if not isinstance(unroll, (int, np.integer)) or unroll < 0:
+        raise control_error(f"unroll must be a non-negative int or a bool, got {unroll!r}",
                             "pass unroll=1 (or leave it out: tracejit compiles the loop as a "
                             "loop)")
 
