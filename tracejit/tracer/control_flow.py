@@ -490,7 +490,10 @@ def _settle_unrun(val, loop, what: str):
     for x, t, weak in zip(leaves, types, traced.out_weak):
         if type(x) in _PY_NUMBERS and t.shape == ():
             py = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[t.dtype.np.kind]
-            x = py(x) if weak else t.dtype.np.type(x)
+            try:
+                x = py(x) if weak else t.dtype.np.type(x)
+            except (OverflowError, TypeError, ValueError):   # 2**40 settling to int32
+                return val
         out.append(x)
     return unflatten(tree, out)
 
