@@ -52,3 +52,14 @@ def test_linalg_vecdot_axis_compiled_and_its_size_check():
                 np.linalg.vecdot(a, a, axis=0))
     with pytest.raises(ValueError, match="mismatch in its core"):
         interpreted(lambda a, b: np.linalg.vecdot(a, b, axis=0))(a, b)
+
+
+@pytest.mark.xfail(strict=True, reason="left alone: pinv's derivative goes through svd's "
+                   "singular vectors, whose rule has 1 / (s_j^2 - s_i^2) = inf at repeated "
+                   "singular values; JAX gives pinv its own jvp (Golub & Pereyra) for this")
+def test_pinv_gradient_is_finite_at_repeated_singular_values():
+    """pinv is smooth at every full-rank matrix, eye(2) included (there it is inv, with
+    gradient -a^-T g a^-T); tracejit's gradient was all nan."""
+    w = np.array([[1.0, 2.0], [3.0, 4.0]])
+    g = interpreted(tracejit.grad(lambda a: np.sum(np.linalg.pinv(a) * w)))(np.eye(2))
+    np.testing.assert_allclose(g, -w, rtol=1e-12)
