@@ -9,12 +9,12 @@ os.environ.setdefault("TRACEJIT_COMPILE_WORKERS", "0")
 
 from hypothesis import HealthCheck, settings
 
-# 25 examples a test (hypothesis's own default is 100): CI draws new ones at every run, and
+# 20 examples a test (hypothesis's own default is 100): CI draws new ones at every run, and
 # hypothesis's own work per example (drawing, seeding, replay bookkeeping) was 8 % of make
 # test's CPU time, 92 % of tests/test_ir_ops.py's, where 40 examples took 32 s and 10 took 15 s.
 # TRACEJIT_HYPOTHESIS_EXAMPLES=200 make test searches deeper.
 settings.register_profile(
-    "default", deadline=None, max_examples=int(os.environ.get("TRACEJIT_HYPOTHESIS_EXAMPLES", 25)),
+    "default", deadline=None, max_examples=int(os.environ.get("TRACEJIT_HYPOTHESIS_EXAMPLES", 20)),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("default")
 

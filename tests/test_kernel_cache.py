@@ -137,6 +137,7 @@ SOURCE_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow     # three fresh processes (3 s); the sources it checks change rarely
 def test_generated_source_does_not_depend_on_string_hashing(tmp_path):
     """The disk cache is keyed by the source text: a source that changed with the process's
     hash seed (a set of names iterated while writing it) missed the cache in every new
