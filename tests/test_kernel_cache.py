@@ -87,6 +87,7 @@ def test_a_new_process_loads_kernels_from_disk_and_corrupt_entries_are_rebuilt(n
     assert compiled == 0 and loaded > 0
 
 
+@pytest.mark.slow     # a fresh process (4 s); the corrupt-entry test above covers the path
 def test_a_checksum_record_that_is_json_but_not_checksums_is_rebuilt(numba_cold):
     """Valid JSON that is not a name -> digest map is as corrupt as invalid JSON (a number
     crashed every later process)."""
