@@ -25,7 +25,8 @@ from ..driver.guards import Guards, contents_changed, reached_moved
 from ..ir import dtypes
 from ..driver.signature import typed
 from ..tracer.errors import ConcretizationError, call_error
-from ..tracer.pytree import flatten, flatten_with_paths, unflatten
+from ..tracer.numpy.lifting import lift
+from ..tracer.pytree import flatten, flatten_with_paths, state_leaves, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
 from ..tracer.trace_function import _rename, inline, trace
@@ -301,6 +302,14 @@ def _apart(values: list) -> list:
     return out
 
 
+def _write_state(leaf, new) -> None:
+    """The function grad differentiates wrote into model state (a buffer): the same write
+    into the caller's array, a tracer of the enclosing trace (jit copies it back into its
+    argument) or an array jit reads from outside (lifted: a parameter, written back too)."""
+    target = leaf if isinstance(leaf, Tracer) else lift(leaf, current_trace())
+    np.copyto(target, new, casting="unsafe")
+
+
 def _value_and_grad_traced(fn, argnums, has_aux, what):
     names = _arg_names(fn)
 
@@ -313,8 +322,11 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
         nums = _argnums(argnums, len(args))
         leaves, paths, _ = flatten_with_paths((args, kwargs))
         starts = np.cumsum([0] + [len(flatten(a)[0]) for a in args]).tolist()
-        # (each leaf once: argnums=(0, 0) gives the same gradient twice, as JAX's)
-        wrt = sorted({i for n in nums for i in range(starts[n], starts[n + 1])})
+        # (each leaf once: argnums=(0, 0) gives the same gradient twice, as JAX's); a model's
+        # state (buffers: BatchNorm's running statistics) gets zeros, not a gradient, and the
+        # function may write into it, as torch's forward does (written back below)
+        state = state_leaves((args, kwargs))
+        wrt = sorted({i for n in nums for i in range(starts[n], starts[n + 1])} - state)
         _check_float(leaves, [_rename(p, names) for p in paths], wrt, what)
         # the Python numbers and NumPy scalars not differentiated: traced as their values,
         # which Python code may need (range(n), if flag:), as in JAX; and what cannot be
@@ -322,15 +334,19 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
         keep = {i for i, x in enumerate(leaves)
                 if i not in wrt and (_is_scalar(x) or is_static(x, "none"))}
         params = [i for i in range(len(leaves)) if i not in keep]
-        t = trace(checked, *_concrete((args, kwargs), keep), _name(fn), names)
+        t = trace(checked, *_concrete((args, kwargs), keep), _name(fn), names,
+                  writable=frozenset(j for j, i in enumerate(params) if i in state))
         f = t.function
         loss = f.results[0].type
         g = vjp_function(f, [params.index(i) for i in wrt], ct_results=[0])
         outs = run(g, [leaves[i] for i in params] + list(t.captured)
                    + [np.ones((), loss.dtype.np)])
         n = len(f.results)
-        value, aux = unflatten(t.out_tree, outs[:n])
+        value, aux = unflatten(t.out_tree, outs[:t.n_results])
+        for j, new in zip(t.written, outs[t.n_results:n]):
+            _write_state(leaves[params[j]], new)
         of_leaf = dict(zip(wrt, _apart(outs[n:])))
+        of_leaf.update((i, np.zeros_like(leaves[i])) for i in state)
         # an argument holding no leaves ({}, None) has none: its gradient is itself
         grads = [unflatten(flatten(args[k])[1],
                            [of_leaf[i] for i in range(starts[k], starts[k + 1])])

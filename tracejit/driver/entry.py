@@ -35,9 +35,13 @@ class CompiledEntry:
         self._leaf_names = traced.leaf_names
         self._containers = traced.containers
         self._returns_written = list(traced.returns_written.items())
+        # A model's state (Module buffers) read from outside that the function wrote into:
+        # positions among the external arrays, whose new values come last
+        self._written_outside = list(traced.written_outside)
         # One array result (the common case): skip the pytree rebuild on every call.
         self._single = (traced.out_tree.kind == "leaf" and not self._scalar[0]
-                        and not self._written and self._containers is None)
+                        and not self._written and self._containers is None
+                        and not self._written_outside)
         self._guarded_of = self._guarded = None
         self._int_ranges = traced.int_ranges      # (only Python ints: never the fast path)
         # Arrays the function reads from its globals and closures, passed after the arguments
@@ -75,7 +79,7 @@ class CompiledEntry:
                 self._guarded = None
             elif self._single:
                 self._guarded = lambda args: guarded(args)[0]
-            elif self._written:
+            elif self._written or self._written_outside:
                 self._guarded = lambda args: self._rebuild(self._write_back(args, guarded(args)),
                                                            args)
             else:
@@ -88,7 +92,7 @@ class CompiledEntry:
         outs = self._run((*leaves, *self._external) if self._external else leaves)
         if self._single:
             return outs[0]
-        if self._written:
+        if self._written or self._written_outside:
             outs = self._write_back(leaves, outs)
         if self._containers is not None:
             # After every call, not just the traced one: the trace ran on copies of the
@@ -145,6 +149,9 @@ class CompiledEntry:
                         f"memory with {label}, an array it reads from outside itself; "
                         "tracejit read them as separate arrays, so the result could differ "
                         f"from NumPy's. Pass a copy of one of them.{where}")
+        if self._written_outside:
+            for k, value in zip(self._written_outside, outs[-len(self._written_outside):]):
+                np.copyto(self._external[k], value)
         for (i, _), value in zip(self._written, new):
             if isinstance(leaves[i], np.ndarray):
                 np.copyto(leaves[i], value)

@@ -72,6 +72,47 @@ class Conv2d(Module):
                         self.groups)
 
 
+class Conv1d(Module):
+    """(N, C, L) convolution with (O, C / groups, K) weights; init as PyTorch (bound
+    1/sqrt(fan_in)), ``padding_mode`` as Conv2d's."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", *, rng=None,
+                 dtype=np.float32):
+        rng = rng if rng is not None else np.random.default_rng()
+        if padding_mode not in _PAD_MODES:
+            raise ValueError(f"padding_mode must be one of {tuple(_PAD_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError("in_channels and out_channels must be divisible by groups")
+        (k,) = _single(kernel_size)
+        bound = 1.0 / math.sqrt(in_channels // groups * k)
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, (k,)
+        self.stride, self.dilation = _single(stride), _single(dilation)
+        self.padding = padding if isinstance(padding, str) else _single(padding)
+        self.groups, self.padding_mode = groups, padding_mode
+        self.weight = _uniform(rng, bound, (out_channels, in_channels // groups, k), dtype)
+        self.bias = _uniform(rng, bound, (out_channels,), dtype) if bias else None
+
+    def forward(self, x):
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            # torch pads with the mode first, then convolves without padding
+            _, pw = F._conv_padding(padding if isinstance(padding, str) else (0, padding[0]),
+                                    (1,) + self.kernel_size, (1,) + self.stride,
+                                    (1,) + self.dilation, "conv1d")
+            x = np.pad(x, ((0, 0),) * (x.ndim - 1) + (pw,),
+                       mode=_PAD_MODES[self.padding_mode])
+            padding = 0
+        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
+def _single(v) -> tuple:
+    """torch's int-or-1-tuple size, as a 1-tuple."""
+    return (int(v),) if isinstance(v, (int, np.integer)) else tuple(int(a) for a in v)
+
+
 # torch's Conv2d padding modes as np.pad's
 _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
               "circular": "wrap"}
@@ -185,22 +226,6 @@ class Dropout(Module):
 
     def forward(self, x, seed=0):
         return F.dropout(x, self.p, self.training, seed)
-
-
-class LayerNorm(Module):
-    """torch.nn.LayerNorm: ``elementwise_affine=False`` holds no weight or bias,
-    ``bias=False`` no bias."""
-
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, *,
-                 dtype=np.float32):
-        shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
-            else tuple(int(d) for d in normalized_shape)
-        self.normalized_shape, self.eps = shape, eps
-        self.weight = np.ones(shape, _dtype(dtype)) if elementwise_affine else None
-        self.bias = np.zeros(shape, _dtype(dtype)) if elementwise_affine and bias else None
-
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
 def _takes_seed(layer) -> bool:

@@ -9,6 +9,12 @@ returns a Module of the same shape whose parameters are the gradients, as in Equ
 One array in two places of a model (tied weights, ``head.weight = emb.weight``) is one
 parameter, as in PyTorch: one leaf of the pytree, so its gradient sums both uses and an
 optimizer step keeps the two places one array.
+
+Buffers (``register_buffer``: BatchNorm's running statistics) are leaves too, so jit passes
+them as arrays and writes into them reach the caller's, but they are the pytree's *state*
+(``tracer.pytree.state_leaves``): ``grad`` gives them zeros, not gradients, and lets the
+function write into them; ``parameters()`` leaves them out and ``state_dict`` holds the
+persistent ones, as torch's.
 """
 from __future__ import annotations
 
@@ -28,18 +34,28 @@ class Module:
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         register_pytree_node(cls, _flatten_module,
-                             lambda aux, ch: _unflatten_module(cls, aux, ch), shares_leaves=True)
+                             lambda aux, ch: _unflatten_module(cls, aux, ch), shares_leaves=True,
+                             state=_buffer_children)
 
     def __setattr__(self, name, value):
         # A static change (anything but an array replacing a parameter) is noted: jit's guards
         # on a model read from globals or self see model.eval() or drop.p = 0 only so
         # (driver/guards.py); without it the jitted function kept its train-mode trace.
-        if not (_is_array(value) and name in self.__dict__.get("_parameters", ())):
+        d = self.__dict__
+        if not (_is_array(value) and (name in d.get("_parameters", ())
+                                      or name in d.get("_buffers", ()))):
             note_static_change()
-        if name in ("_parameters", "_modules"):     # the registries themselves (jit's
+        if name in _REGISTRIES:                     # the registries themselves (jit's
             object.__setattr__(self, name, value)   # write-back of a jitted method's self)
             return
-        d = self.__dict__
+        buffers = d.get("_buffers", {})
+        if name in buffers:
+            # torch: a tensor (or None) assigned to a buffer's name is the new buffer
+            if value is not None and not _is_array(value):
+                raise TypeError(f"cannot assign '{type(value).__name__}' object to buffer "
+                                f"'{name}' (an array or None required)")
+            buffers[name] = value
+            return
         params = d.setdefault("_parameters", {})
         modules = d.setdefault("_modules", {})
         if (isinstance(value, (list, tuple)) and value and not isinstance(value, ModuleList)
@@ -67,6 +83,8 @@ class Module:
         d = self.__dict__
         if name in d.get("_parameters", {}):
             return d["_parameters"][name]
+        if name in d.get("_buffers", {}):
+            return d["_buffers"][name]
         if name in d.get("_modules", {}):
             return d["_modules"][name]
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
@@ -76,6 +94,9 @@ class Module:
         d = self.__dict__
         if name in d.get("_parameters", {}):
             del d["_parameters"][name]
+        elif name in d.get("_buffers", {}):
+            del d["_buffers"][name]
+            d["_non_persistent"] = d.get("_non_persistent", frozenset()) - {name}
         elif name in d.get("_modules", {}):
             del d["_modules"][name]
         else:
@@ -110,6 +131,52 @@ class Module:
 
     def parameters(self, recurse: bool = True):
         return [p for _, p in self.named_parameters(recurse=recurse)]
+
+    # -- buffers: state that is no parameter ----------------------------------------------------
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """Hold ``tensor`` (an array, or None) as the buffer ``name``, as torch's: part of
+        the model's state (``state_dict`` if ``persistent``, jit passes it as an array)
+        but no parameter (``parameters()`` and optimizers leave it; ``grad`` gives it
+        zeros)."""
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        d = self.__dict__
+        if name not in d.get("_buffers", {}) and hasattr(self, name):
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not _is_array(tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (an array or None required; np.asarray(v) makes one)")
+        note_static_change()
+        d.setdefault("_buffers", {})[name] = tensor
+        kept = d.get("_non_persistent", frozenset())
+        d["_non_persistent"] = kept - {name} if persistent else kept | {name}
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True):
+        """(name, array) of each buffer (None ones left out), as torch's."""
+        seen = set()
+        for name, b, _ in self._named_buffers(prefix + "." if prefix else "", recurse):
+            if remove_duplicate:
+                if id(b) in seen:
+                    continue
+                seen.add(id(b))
+            yield name, b
+
+    def _named_buffers(self, prefix, recurse):
+        d = self.__dict__
+        kept = d.get("_non_persistent", frozenset())
+        yield from ((prefix + name, b, name not in kept)
+                    for name, b in d.get("_buffers", {}).items() if b is not None)
+        if recurse:
+            for name, m in d.get("_modules", {}).items():
+                yield from m._named_buffers(prefix + name + ".", True)
+
+    def buffers(self, recurse: bool = True):
+        return [b for _, b in self.named_buffers(recurse=recurse)]
 
     def children(self):
         return list(self.__dict__.get("_modules", {}).values())
@@ -162,13 +229,23 @@ class Module:
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {k: np.asarray(v) for k, v in self.named_parameters(remove_duplicate=False)}
+        """Parameters and persistent buffers, module by module, in torch's order."""
+        return {k: np.asarray(v) for k, v in self._state_items("")}
+
+    def _state_items(self, prefix):
+        d = self.__dict__
+        yield from ((prefix + k, v) for k, v in d.get("_parameters", {}).items())
+        kept = d.get("_non_persistent", frozenset())
+        yield from ((prefix + k, v) for k, v in d.get("_buffers", {}).items()
+                    if v is not None and k not in kept)
+        for name, m in d.get("_modules", {}).items():
+            yield from m._state_items(prefix + name + ".")
 
     def load_state_dict(self, state: dict, strict: bool = True) -> "Module":
         """Copy ``state``'s arrays into the parameters (cast to their dtypes). As torch's,
         ``strict=False`` loads the keys the model has and ignores the others (shapes must
         still match); unlike torch's it returns the model."""
-        own = dict(self.named_parameters(remove_duplicate=False))
+        own = dict(self._state_items(""))
         missing, unexpected = set(own) - set(state), set(state) - set(own)
         if (missing or unexpected) and strict:
             raise KeyError(f"load_state_dict: missing {sorted(missing)}, unexpected "
@@ -181,7 +258,8 @@ class Module:
             mod = self
             for p in path:
                 mod = mod._modules[p]
-            old = mod._parameters[name]
+            registry = mod._parameters if name in mod._parameters else mod._buffers
+            old = registry[name]
             value = np.asarray(value)
             if value.shape != old.shape:
                 raise ValueError(f"load_state_dict: {key} has shape {value.shape}, the model "
@@ -191,9 +269,9 @@ class Module:
             # value is what it holds (the first's was kept here: a checkpoint of an untied
             # model loaded into a tied one gave other weights than in torch).
             tied[id(old)] = value.astype(old.dtype)
-            updates.append((mod, name, id(old)))
-        for mod, name, key in updates:
-            mod._parameters[name] = tied[key]
+            updates.append((registry, name, id(old)))
+        for registry, name, key in updates:
+            registry[name] = tied[key]
         return self
 
     def save(self, path) -> None:
@@ -210,13 +288,16 @@ class Module:
             lines.append("  (" + name + "): " + repr(m).replace("\n", "\n  "))
         for name, p in self.__dict__.get("_parameters", {}).items():
             lines.append(f"  {name}: {p.dtype}{list(p.shape)}")
+        for name, b in self.__dict__.get("_buffers", {}).items():
+            if b is not None:
+                lines.append(f"  {name} (buffer): {b.dtype}{list(b.shape)}")
         return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
 
 
 def _static_items(m: Module):
     items = []
     for k, v in m.__dict__.items():
-        if k in ("_parameters", "_modules"):
+        if k in _REGISTRIES:
             continue
         try:
             hash(v)
@@ -230,26 +311,44 @@ def _static_items(m: Module):
     return tuple(sorted(items, key=lambda kv: kv[0]))
 
 
+_REGISTRIES = ("_parameters", "_modules", "_buffers")
+
+
 def _flatten_module(m: Module):
-    params = m.__dict__.get("_parameters", {})
-    modules = m.__dict__.get("_modules", {})
-    children = list(params.values()) + list(modules.values())
-    names = [f".{k}" for k in list(params) + list(modules)]   # IR names: %model.conv1.weight
-    return children, (tuple(params), tuple(modules), _static_items(m)), names
+    d = m.__dict__
+    params, modules = d.get("_parameters", {}), d.get("_modules", {})
+    buffers = d.get("_buffers", {})
+    children = list(params.values()) + list(buffers.values()) + list(modules.values())
+    # IR names: %model.conv1.weight
+    names = [f".{k}" for k in list(params) + list(buffers) + list(modules)]
+    return children, (tuple(params), tuple(buffers), tuple(modules), _static_items(m)), names
+
+
+def _buffer_children(m: Module) -> range:
+    """The buffers' positions among the children (state: see tracer.pytree.state_leaves)."""
+    d = m.__dict__
+    start = len(d.get("_parameters", {}))
+    return range(start, start + len(d.get("_buffers", {})))
 
 
 def _unflatten_module(cls, aux, children):
-    pnames, mnames, static = aux
+    pnames, bnames, mnames, static = aux
     m = object.__new__(cls)
     d = m.__dict__
-    d["_parameters"] = dict(zip(pnames, children[:len(pnames)]))
-    d["_modules"] = dict(zip(mnames, children[len(pnames):]))
+    n, nb = len(pnames), len(bnames)
+    d["_parameters"] = dict(zip(pnames, children[:n]))
+    if bnames:
+        # a 0-d buffer (num_batches_tracked) that jit handed back as a NumPy scalar (as it
+        # gives 0-d results) is an array again: buffers are written in place
+        d["_buffers"] = {k: np.array(v) if isinstance(v, np.generic) else v
+                         for k, v in zip(bnames, children[n:n + nb])}
+    d["_modules"] = dict(zip(mnames, children[n + nb:]))
     d.update((k, v) for k, _, v in static)
     return m
 
 
 register_pytree_node(Module, _flatten_module, lambda aux, ch: _unflatten_module(Module, aux, ch),
-                     shares_leaves=True)
+                     shares_leaves=True, state=_buffer_children)
 
 
 def _check_module_name(owner, name, module, what):

@@ -41,7 +41,7 @@ import zlib
 import numpy as np
 
 from .arguments import abstract_leaf
-from .pytree import is_registered_node
+from .pytree import is_registered_node, state_children
 from .tracer import Tracer
 from .user_code import (CELL_STORES, MISSING, READS_GLOBALS, STORES, cell_value, global_names,
                         is_library, stored_names, type_checked)
@@ -228,6 +228,9 @@ class ExternalArrays:
         self._visited = 0
         self._in_models: set = set()     # ids of the dicts and submodules of models reached
         self._checksums: dict = {}       # id -> checksum of an outside array (``snapshot``)
+        # ids of the arrays reached as a model's state (an nn.Module's buffers: BatchNorm's
+        # running statistics), which the function may write into: written back (``state``)
+        self._state_ids: set = set()
         for label, array in outside:
             self._outside.setdefault(id(array), (array, label, True))
 
@@ -259,6 +262,8 @@ class ExternalArrays:
             self._visited += 1
         root, steps = (value, ()) if path is None else path
         node = is_registered_node(value)
+        if node:
+            self._state_ids.update(id(b) for b in state_children(value) if liftable(b))
         limit = None if free or node else REACH_ITEMS
         if type(value) in (list, tuple):
             n = len(value)
@@ -413,6 +418,14 @@ class ExternalArrays:
                                    else array.view(np.ndarray))
         return tracer
 
+    def state(self) -> list:
+        """(tracer, array) of each model state array (a Module's buffer) the function wrote
+        into: the program returns its new value, which the caller copies into the array after
+        every call, as into an argument written into (torch mutates buffers in place)."""
+        # (captured holds the lifted arrays in the order of ``tracers``: see ``lift``)
+        return [(t, a) for (t, first, _), a in zip(self.tracers, self.trace.captured)
+                if t._val is not first and id(a) in self._state_ids]
+
     def smallest_lifted(self) -> int:
         return min(t.size for t, _, _ in self.tracers)
 
@@ -424,11 +437,13 @@ class ExternalArrays:
         self._checksums = {key: _checksum(a) for key, (a, _, _) in self._outside.items()
                            if _checksummed(a)}
 
-    def written(self) -> tuple[str, object] | None:
+    def written(self, state_written_back: bool) -> tuple[str, object] | None:
         """(label, where) of the first lifted array the function wrote into, if any, or of
-        one reached from outside whose contents changed since ``snapshot`` (where unknown)."""
+        one reached from outside whose contents changed since ``snapshot`` (where unknown);
+        with ``state_written_back``, a model's state is not one (see ``state``)."""
+        state = {id(t) for t, _ in self.state()} if state_written_back else set()
         for tracer, first, label in self.tracers:
-            if tracer._val is not first:
+            if tracer._val is not first and id(tracer) not in state:
                 return label, self.trace.written_at.get(id(tracer))
         for key, (a, label, _) in self._outside.items():
             before = self._checksums.get(key)

@@ -24,6 +24,10 @@ _SET_CHILD: dict[type, Callable] = {}
 # their gradient sums both uses and an optimizer step keeps them one array. Its second
 # appearance is a TreeDef("tied", i) naming leaf i of the outermost such node's subtree.
 _SHARES_LEAVES: set[type] = set()
+# Registered kinds holding some children as state rather than trained values (an nn.Module's
+# buffers: running statistics): state(node) -> the indices of those children. ``grad`` gives
+# their leaves no gradient (zeros) and may let the function write into them (state_leaves).
+_STATE: dict[type, Callable] = {}
 # Static values (see above); their node is TreeDef("static", (type, value), ()). The type is
 # kept so that values equal across types (an IntEnum member and another's) stay apart.
 STATIC_TYPES = (str, bytes, enum.Enum)
@@ -45,11 +49,14 @@ def static_changes() -> int:
 
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable,
                          wrap: Callable | None = None, set_child: Callable | None = None,
-                         shares_leaves: bool = False) -> None:
+                         shares_leaves: bool = False, state: Callable | None = None) -> None:
     """flatten(obj) -> (children, aux); unflatten(aux, children) -> obj. aux must be hashable.
     ``shares_leaves``: an array found twice in the node's subtree (the same object) is one
-    leaf, and unflatten puts the one value in both places."""
+    leaf, and unflatten puts the one value in both places. ``state(obj)``: the indices of the
+    children that are state, not trained (see ``state_leaves``)."""
     _NODES[cls] = (flatten, unflatten)
+    if state is not None:
+        _STATE[cls] = state
     if shares_leaves:
         _SHARES_LEAVES.add(cls)
     else:
@@ -139,7 +146,28 @@ def flatten_with_paths(tree, path: str = "") -> tuple[list, list[str], TreeDef]:
     return leaves, paths, treedef
 
 
-def _flatten(obj, leaves, paths, path, shared=None):
+def state_leaves(tree) -> frozenset:
+    """The positions, in flatten's order, of the leaves that registered nodes hold as state
+    (an nn.Module's buffers): model state that is no parameter. ``grad`` gives them zeros
+    and lets the function write into them (BatchNorm's running statistics); an optimizer
+    should leave them as they are."""
+    if not _STATE:
+        return frozenset()
+    out: set = set()
+    _flatten(tree, [], [], "", None, out)
+    return frozenset(out)
+
+
+def state_children(obj) -> list:
+    """The children a registered node holds as state (its buffers), else []."""
+    held = _STATE.get(type(obj))
+    if held is None:
+        return []
+    children = _children(obj)[2]
+    return [children[i] for i in held(obj)]
+
+
+def _flatten(obj, leaves, paths, path, shared=None, state=None):
     node = _children(obj)
     if node is None:
         if shared is not None and _is_shareable(obj):
@@ -154,8 +182,17 @@ def _flatten(obj, leaves, paths, path, shared=None):
     kind, aux, children, keys = node
     if shared is None and kind in _SHARES_LEAVES:
         shared = (len(leaves), {})
-    return TreeDef(kind, aux, tuple(_flatten(c, leaves, paths, path + k, shared)
-                                    for c, k in zip(children, keys)))
+    if state is None:
+        return TreeDef(kind, aux, tuple(_flatten(c, leaves, paths, path + k, shared)
+                                        for c, k in zip(children, keys)))
+    held = _STATE[kind](obj) if kind in _STATE else ()
+    defs = []
+    for i, (c, k) in enumerate(zip(children, keys)):
+        start = len(leaves)
+        defs.append(_flatten(c, leaves, paths, path + k, shared, state))
+        if i in held:
+            state.update(range(start, len(leaves)))
+    return TreeDef(kind, aux, tuple(defs))
 
 
 _ARRAY_TYPES: tuple = ()

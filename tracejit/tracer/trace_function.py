@@ -77,6 +77,9 @@ class Traced:
     # paths to it, whether it is among ``captured``), which the caller reads again at every
     # call (external_arrays.reached)
     reached: list = field(default_factory=list)
+    # Positions in ``captured`` of the model state read from outside (a Module's buffers) that
+    # the function wrote into: their new values are the Function's last results
+    written_outside: list = field(default_factory=list)
     # Whether each result leaf is a 0-d array eagerly (np.array(v), np.zeros(()), a view such
     # as np.squeeze(x) or x.reshape(())), not a NumPy scalar as a ufunc's or a reduction's is
     out_arrays_0d: list = field(default_factory=list)
@@ -86,13 +89,14 @@ class Traced:
         """How many of the Function's results are the user's (then ``written``, then the
         values for ``containers``)."""
         return (len(self.function.results) - len(self.written)
-                - (self.containers.n_values if self.containers else 0))
+                - (self.containers.n_values if self.containers else 0)
+                - len(self.written_outside))
 
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
           roots: tuple = (), writes_back: bool = False, layouts: bool = False,
           context: str = _UNDER_TRANSFORM, external_arrays: bool = False,
-          outside: tuple = (), reach: tuple = ()) -> Traced:
+          outside: tuple = (), reach: tuple = (), writable: frozenset = frozenset()) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
@@ -108,12 +112,14 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     ``outside``: (label, array) of arrays the caller found ``fn`` reads through attributes
     and containers (``cfg.scale``, ``params["W"]``: its guards), made parameters as well.
     ``reach``: (label, value) of other objects whose arrays are read at every call as those
-    of globals are (a static argument, a jitted method's ``self``)."""
+    of globals are (a static argument, a jitted method's ``self``). ``writable``: positions
+    of leaves the function may write into even without ``writes_back`` (grad's model state,
+    pytree.state_leaves): their new values are results after the user's (``written``)."""
     if not (external_arrays and current_trace() is None):
         return _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
-                      None)
+                      None, writable=writable)
     once = functools.partial(_trace, fn, args, kwargs, name, arg_names, roots, writes_back,
-                             layouts, context, outside=outside, reach=reach)
+                             layouts, context, outside=outside, reach=reach, writable=writable)
     try:
         return once(1)
     except _NeedsConstants as e:
@@ -135,7 +141,7 @@ class _NeedsConstants(Exception):
 
 
 def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
-           constant_below, outside=(), reach=()) -> Traced:
+           constant_below, outside=(), reach=(), writable=frozenset()) -> Traced:
     """One trace; ``constant_below``: None to leave every array ``fn`` reads from outside a
     constant, else lift those of at least this many elements."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
@@ -176,7 +182,7 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
             # Python needed a value and the user's code caught the error (try: int(N) except
             # TypeError: ...): it took another path than it does on the arrays themselves
             raise _NeedsConstants(externals.smallest_lifted())
-        if externals is not None and (w := externals.written()) is not None:
+        if externals is not None and (w := externals.written(writes_back)) is not None:
             raise unsupported(f"a function that writes into {w[0]}, an array it reads from "
                               "outside itself (x[i] = v, x += y, out=x)",
                               "pass the array as an argument (jit copies the writes back into"
@@ -191,8 +197,11 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         written = [i for i, (t, v) in enumerate(zip(tracers, originals)) if t._val is not v]
         # Read while the trace is current: a stale read-only gather view (np.diagonal of an
         # array written after it) is brought up to date by running its NumPy function again.
+        # A model's state read from outside (a closure's BatchNorm): written back, after all
+        outside_state = externals.state() if externals is not None and writes_back else []
         values = ([r._value for r in results] + [tracers[i]._value for i in written]
-                  + [v._value for v in container_values])
+                  + [v._value for v in container_values]
+                  + [t._value for t, _ in outside_state])
     first: dict = {}
     repeats = {}
     for i, x in enumerate(out_leaves):
@@ -207,11 +216,13 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
     returned = {id(x) for x in out_leaves}
     kinds_read = [i for i, (t, v) in enumerate(zip(tracers, originals))
                   if v in tr.scalar_kinds_read or (id(t) in zero_d_args and id(t) in returned)]
-    if written and not writes_back:
-        raise unsupported(f"a function that writes into its argument {names[written[0]]} (x[i]"
+    refused = [k for k, i in enumerate(written) if i not in writable]
+    if refused and not writes_back:
+        k = refused[0]
+        raise unsupported(f"a function that writes into its argument {names[written[k]]} (x[i]"
                           f" = v, x += y, out=x) {context}",
                           "write into a copy (x = x.copy() first) or return the new value",
-                          loc=written_at[0])
+                          loc=written_at[k])
     if changed and not writes_back:
         raise unsupported(f"a function that {changed} {context}",
                           "change a copy (d = dict(d), l = list(l) first) or return the new "
@@ -221,7 +232,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
     function, captured = dce(tr.finish(values)), tr.captured
     labels = [label for _, _, label in externals.tracers] if externals is not None else []
     if externals is not None and externals.tracers:
-        function, captured, labels = _without_unused(function, len(leaves), captured, labels)
+        function, captured, labels = _without_unused(function, len(leaves), captured, labels,
+                                                     {id(a) for _, a in outside_state})
     function = verify(function)
     traced = Traced(function, out_tree, [r._weak for r in results], captured, repeats,
                   written, [names[i] for i in written], containers, returns_written,
@@ -231,6 +243,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
                   names,
                   externals.constants_after() if externals is not None else [])
     traced.captured_names = labels
+    traced.written_outside = [next(k for k, c in enumerate(captured) if c is a)
+                              for _, a in outside_state]
     traced.out_arrays_0d = [(isinstance(x, Tracer) and x.ndim == 0
                              and (x._view is not None or is_array_0d(x)
                                   or zero_d_args.get(id(x), False)))
@@ -242,11 +256,14 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
     return traced
 
 
-def _without_unused(function: Function, n_leaves: int, captured: list, labels: list):
+def _without_unused(function: Function, n_leaves: int, captured: list, labels: list,
+                    written: set):
     """The trace's lifted arrays that no op reads dropped (a global the function read on a
-    path it did not take, or only for its shape)."""
+    path it did not take, or only for its shape), but for those written back (``written``:
+    their ids), which the caller must still find."""
     used = {v for op in function.ops for v in op.operands} | set(function.results)
-    keep = [i for i, p in enumerate(function.params[n_leaves:]) if p in used]
+    keep = [i for i, p in enumerate(function.params[n_leaves:])
+            if p in used or id(captured[i]) in written]
     if len(keep) == len(captured):
         return function, captured, labels
     params = function.params[:n_leaves] + [function.params[n_leaves + i] for i in keep]

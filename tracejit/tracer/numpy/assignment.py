@@ -22,6 +22,7 @@ import numpy as np
 
 from ...ir import dtypes, ops
 from ..errors import WriteRefusedError, numpy_error, unsupported, user_location
+from ..trace_state import outside_array
 from ..tracer import Tracer
 from ..views import is_scalar_argument
 from .arithmetic import where as select
@@ -342,6 +343,11 @@ def write_out(result, out, name: str, casting: str = "unsafe"):
 
 def copyto(dst, src, casting="same_kind", where=True):
     """np.copyto."""
+    if type(dst) is np.ndarray:
+        # an array jit reads from outside (a closure model's buffer): its parameter, written
+        # into (refused unless it is model state: external_arrays.ExternalArrays.state)
+        lifted = outside_array(dst)
+        dst = dst if lifted is None else lifted
     if not isinstance(dst, Tracer):
         raise unsupported("np.copyto into a NumPy array inside a traced function",
                           "write into a traced array, or assign the result")
