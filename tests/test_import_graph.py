@@ -22,6 +22,7 @@ LAYERS = [
     {"tracer", "codegen"},     # tracing and code generation know nothing of each other
     {"driver"},                # jit: cache key, passes, backend choice, tiers
     {"autodiff", "debugging", "lax", "scipy"},
+    {"batching"},              # vmap: built on autodiff's Transformed (jit on arrays)
     {"nn", "optim"},
     {"amp"},                   # mixed precision: may use nn and optim
     {"__init__"},              # the public API: tracejit/__init__.py

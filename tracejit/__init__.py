@@ -10,6 +10,7 @@
 from . import ir, lax
 from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev,
                        jvp, value_and_grad, vjp)
+from .batching import vmap
 from .codegen.cache import CacheWarning, clear_cache
 from .config import ConfigWarning, config
 from .debugging import debug_print
@@ -24,7 +25,7 @@ __all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_p
            "tree_map", "Tracer", "TracerError", "ConcretizationError", "EscapedTracerError",
            "UnsupportedError", "RetraceWarning", "grad", "value_and_grad", "vjp", "jvp", "jacfwd",
            "jacrev", "hessian", "checkpoint", "custom_vjp", "custom_jvp", "debug_print",
-           "clear_cache", "CacheWarning", "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
+           "vmap", "clear_cache", "CacheWarning", "CompileWarning", "cond", "switch", "while_loop", "fori_loop", "scan"]
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.

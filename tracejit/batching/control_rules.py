@@ -1,0 +1,113 @@
+"""Batching rules of the ops that hold regions: ``call``, ``cond``, ``while_loop``, ``scan``.
+
+A region is batched as a Function of its own (push.batch_function). A loop's carries are
+batched where its operands are, and also where one step makes them so (a carry that starts
+shared and meets a batched value): found by batching the body until that set stops growing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autodiff.custom import rule_for as vjp_rule_for
+from ..autodiff.custom_jvp import rule_for as jvp_rule_for
+from ..ir import ops
+from ..ir.control_ops import scan_parts
+from ..tracer.numpy.lifting import emit
+from ..tracer.trace_state import current_trace
+from ..tracer.tracer import Tracer
+from .push import batch_function, broadcast, push, rule
+
+
+def _emit(o, xs, regions, **attrs) -> list[Tracer]:
+    trace = current_trace()
+    new = trace.builder.emit(o.opdef, [x._value for x in xs], loc=o.loc, regions=regions,
+                             **{**o.attrs, **attrs})
+    return [Tracer(r, trace) for r in new.results]
+
+
+@rule(ops.call)
+def _call(o, xs, bs, size):
+    if vjp_rule_for(o) is not None or jvp_rule_for(o) is not None:
+        return None         # the user's derivative rule is for one example's types
+    body, obs = batch_function(o.regions[0], bs, size)
+    return _emit(o, xs, [body]), obs
+
+
+@rule(ops.cond)
+def _cond(o, xs, bs, size):
+    index, *operands = xs
+    branches = o.regions
+    if not bs[0]:
+        found = [batch_function(b, bs[1:], size)[1] for b in branches]
+        force = [any(col) for col in zip(*found)]
+        batched = [batch_function(b, bs[1:], size, force)[0] for b in branches]
+        return _emit(o, xs, batched), force
+    # An index per example: every branch runs on the whole batch, and each example keeps its
+    # own branch's results (the index clamped into range, as cond does), as in jax.vmap.
+    results = [push(b, operands, bs[1:], size) for b in branches]
+    trace = current_trace()
+    last = len(branches) - 1
+    outs = [broadcast(x, size) if not b else x
+            for x, b in zip(*results[last])]
+    for k in range(last - 1, -1, -1):
+        chosen = emit(trace, ops.le, [index, _const(trace, index, k)])
+        for j, (x, b) in enumerate(zip(*results[k])):
+            x = x if b else broadcast(x, size)
+            shape = tuple(x._value.type.shape)
+            mask = emit(trace, ops.broadcast_in_dim, [chosen], shape=shape, dims=(0,))
+            outs[j] = emit(trace, ops.where, [mask, x, outs[j]])
+    return outs, [True] * len(outs)
+
+
+def _const(trace, like, value):
+    dtype = like._value.type.dtype.np
+    c = emit(trace, ops.constant, [], value=np.asarray(value, dtype))
+    return emit(trace, ops.broadcast_in_dim, [c], shape=tuple(like._value.type.shape), dims=())
+
+
+def _carries(body, fixed: list[bool], carries: list[bool], size, tail: list[bool] = ()):
+    """The carries' batched flags once a step leaves them unchanged: ``body`` takes
+    fixed + carries + tail and returns the carries first."""
+    carries = list(carries)
+    while True:
+        obs = batch_function(body, fixed + carries + list(tail), size)[1]
+        grown = [c or b for c, b in zip(carries, obs)]
+        if grown == carries:
+            return carries
+        carries = grown
+
+
+@rule(ops.while_loop)
+def _while_loop(o, xs, bs, size):
+    k = o.attrs["consts"]
+    cond_fn, body_fn = o.regions
+    carries = _carries(body_fn, bs[:k], bs[k:], size)
+    flags = bs[:k] + carries
+    cond_b, (pred_batched,) = batch_function(cond_fn, flags, size)
+    if pred_batched:
+        return None         # each example stops at its own step: one loop per example
+    body_b, _ = batch_function(body_fn, flags, size, carries)
+    operands = xs[:k] + [broadcast(x, size) if c and not b else x
+                         for x, b, c in zip(xs[k:], bs[k:], carries)]
+    return _emit(o, operands, [cond_b, body_b]), carries
+
+
+@rule(ops.scan)
+def _scan(o, xs, bs, size):
+    n, m = o.attrs["consts"], o.attrs["carries"]
+    (body,) = o.regions
+    fixed_b, carry_b, xs_b = scan_parts(bs, n, m)
+    carries = _carries(body, fixed_b, carry_b, size, xs_b)
+    body_b, obs = batch_function(body, fixed_b + carries + xs_b, size,
+                                 carries + [False] * (len(body.results) - m))
+    fixed, carry, seqs = scan_parts(xs, n, m)
+    trace = current_trace()
+    carry = [broadcast(x, size) if c and not b else x
+             for x, b, c in zip(carry, carry_b, carries)]
+    # a batched xs is (B, length, ...): the scan walks its axis 1, so it moves to the front
+    seqs = [emit(trace, ops.transpose, [x], perm=(1, 0) + tuple(
+        range(2, x._value.type.ndim))) if b else x for x, b in zip(seqs, xs_b)]
+    results = _emit(o, fixed + carry + seqs, [body_b])
+    ys = [emit(trace, ops.transpose, [y], perm=(1, 0) + tuple(range(2, y._value.type.ndim)))
+          if b else y for y, b in zip(results[m:], obs[m:])]
+    return results[:m] + ys, carries + obs[m:]
