@@ -87,8 +87,12 @@ def test_vmap_inside_jit_traces_once_per_signature():
 
 
 def test_indexing_with_a_per_example_index_reads_each_examples_own_element():
-    i = np.array([2, 0, 1, 2])
-    np.testing.assert_allclose(vmap(lambda x, k: x[k])(X, i), X[np.arange(4), i])
+    i = np.array([2, 0, -1, 2])
+    pick = vmap(lambda x, k: x[k])
+    np.testing.assert_allclose(pick(X, i), X[np.arange(4), i])
+    assert "scan" not in str(tracejit.make_ir(pick)(X, i))      # one gather, not a loop
+    with pytest.raises(IndexError, match="out of bounds"):      # not another example's row
+        pick(X, np.array([0, 0, 3, 0]))
     np.testing.assert_allclose(vmap(lambda k: X[0][k] * 2)(i), X[0][i] * 2)
 
     def put(x, k):

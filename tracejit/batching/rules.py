@@ -7,6 +7,8 @@ or named in ``MAPPED_OVER_BATCH``.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import ops
 from ..ir.registry import OPS
 from ..tracer.numpy.lifting import emit
@@ -118,7 +120,28 @@ def _take(o, xs, bs, size):
     if bs == [False, True]:
         # the indices' batch lands where the taken axis was
         return _one(_move_to_front(emit_as_is(o, xs)[0], axis))
-    return None
+    return _one(_take_per_example(x, idx, axis + 1, size))
+
+
+def _take_per_example(x, idx, axis: int, size: int):
+    """Each example's indices into its own ``x``: one take from the examples' taken axes laid
+    end to end, ``(B*N, ...)``, at index ``b*N + i``. An index out of its own example's range
+    becomes ``B*N``, so the take still fails on it (not reading another example's row)."""
+    shape = x._value.type.shape
+    n, nd = shape[axis], len(shape)
+    rest = [d for d in range(1, nd) if d != axis]
+    flat = emit(x._trace, ops.transpose, [x], perm=(0, axis, *rest))
+    flat = emit(x._trace, ops.reshape, [flat], shape=(size * n,) + tuple(shape[d] for d in rest))
+    k = idx._value.type.ndim - 1
+    i = idx.astype(np.int64)
+    i = np.where(i < 0, i + n, i)
+    offsets = (np.arange(size, dtype=np.int64) * n).reshape((size,) + (1,) * k)
+    i = np.where((i >= 0) & (i < n), i + offsets, np.int64(size * n))
+    out = emit(x._trace, ops.take, [flat, i], axis=0)      # (B, *I, *pre, *post)
+    pre = axis - 1
+    perm = ((0,) + tuple(range(1 + k, 1 + k + pre)) + tuple(range(1, 1 + k))
+            + tuple(range(1 + k + pre, out._value.type.ndim)))
+    return emit(x._trace, ops.transpose, [out], perm=perm)
 
 
 def _scatter(o, xs, bs, size):
