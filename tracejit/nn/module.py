@@ -138,19 +138,12 @@ class Module:
         the model's state (``state_dict`` if ``persistent``, jit passes it as an array)
         but no parameter (``parameters()`` and optimizers leave it; ``grad`` gives it
         zeros)."""
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        d = self.__dict__
-        if name not in d.get("_buffers", {}) and hasattr(self, name):
-            raise KeyError(f"attribute '{name}' already exists")
+        _check_name(self, name, "buffer", "_buffers")
         if tensor is not None and not _is_array(tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (an array or None required; np.asarray(v) makes one)")
         note_static_change()
+        d = self.__dict__
         d.setdefault("_buffers", {})[name] = tensor
         kept = d.get("_non_persistent", frozenset())
         d["_non_persistent"] = kept - {name} if persistent else kept | {name}
@@ -356,13 +349,17 @@ def _check_module_name(owner, name, module, what):
     already an attribute (a method such as ``keys``, or ``training``)."""
     if not isinstance(module, Module):
         raise TypeError(f"{what}: {type(module).__name__} is not a Module subclass")
+    _check_name(owner, name, "module", "_modules")
+
+
+def _check_name(owner, name, kind, registry):
     if not isinstance(name, str):
-        raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
     if "." in name:
-        raise KeyError(f'module name can\'t contain ".", got: {name}')
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
     if name == "":
-        raise KeyError('module name can\'t be empty string ""')
-    if name not in owner.__dict__.get("_modules", {}) and hasattr(owner, name):
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if name not in owner.__dict__.get(registry, {}) and hasattr(owner, name):
         raise KeyError(f"attribute '{name}' already exists")
 
 

@@ -75,8 +75,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise _error(f"Expected more than 1 value per channel when training, got input size "
                      f"{list(input.shape)}", "train with batches of more than one sample, or "
                      "call model.eval() to normalize with the running statistics")
+    if not training and (running_mean is None or running_var is None):
+        raise _error(f"batch_norm: running_{'mean' if running_mean is None else 'var'} must "
+                     "be defined in evaluation mode", "pass the running statistics, or "
+                     "training=True to normalize with the batch's", RuntimeError)
     running_mean, running_var = traced_buffer(running_mean), traced_buffer(running_var)
-    if training or running_mean is None or running_var is None:
+    if training:
         mean = input.mean(axis=axes)
         centered = input - _per_channel(mean, input)
         var = (centered * centered).mean(axis=axes)
