@@ -243,3 +243,16 @@ def test_conv1d_and_cells_forward_and_gradients_match_torch(dtype, tol):
 def _flat(out):
     value, (g_model, g_x) = out
     return value, g_model, g_x
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_conv1d_function_matches_torch(dtype, tol):
+    torch = pytest.importorskip("torch")
+    x = SIG.astype(dtype)
+    for kw, k in [(dict(stride=2, padding=1, dilation=2, groups=2), 3),
+                  (dict(padding="same", dilation=3), 2), (dict(padding="valid"), 4)]:
+        w = RNG.standard_normal((6, 4 // kw.get("groups", 1), k)).astype(dtype)
+        b = RNG.standard_normal(6).astype(dtype)
+        want = torch.nn.functional.conv1d(torch.tensor(x), torch.tensor(w), torch.tensor(b), **kw)
+        np.testing.assert_allclose(F.conv1d(x, w, b, **kw), want.numpy(), rtol=tol, atol=tol)

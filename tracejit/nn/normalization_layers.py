@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from . import normalization as N
+from .arguments import _error
 from .layers import _dtype
 from .module import Module
 
@@ -55,11 +56,13 @@ class _NormBase(Module):
 
 class _BatchNorm(_NormBase):
     _dims: tuple = ()
+    _layout = ""
 
     def forward(self, input):
         if np.ndim(input) not in self._dims:
             want = " or ".join(f"{d}D" for d in self._dims)
-            raise ValueError(f"expected {want} input (got {np.ndim(input)}D input)")
+            raise _error(f"{type(self).__name__}: expected {want} input (got "
+                         f"{np.ndim(input)}D input)", self._layout)
         # torch's exponential_average_factor: momentum, or 1 / num_batches_tracked (a
         # cumulative average) when momentum is None; counted in place, as torch does
         factor = 0.0 if self.momentum is None else self.momentum
@@ -78,11 +81,13 @@ class _BatchNorm(_NormBase):
 class BatchNorm1d(_BatchNorm):
     """torch.nn.BatchNorm1d over (N, C) or (N, C, L) inputs."""
     _dims = (2, 3)
+    _layout = "batches are (N, C) or (N, C, L): give one sample a batch axis, x[None]"
 
 
 class BatchNorm2d(_BatchNorm):
     """torch.nn.BatchNorm2d over (N, C, H, W) inputs."""
     _dims = (4,)
+    _layout = "batches of images are (N, C, H, W): give one image a batch axis, x[None]"
 
 
 class GroupNorm(Module):
@@ -110,12 +115,13 @@ class InstanceNorm2d(_NormBase):
 
     def forward(self, input):
         if np.ndim(input) not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {np.ndim(input)}D input)")
+            raise _error(f"InstanceNorm2d: expected 3D or 4D input (got {np.ndim(input)}D "
+                         "input)", "images are (N, C, H, W), or (C, H, W) for one")
         if input.shape[-3] != self.num_features:
             msg = (f"expected input's size at dim={input.ndim - 3} to match num_features "
                    f"({self.num_features}), but got: {input.shape[-3]}.")
             if self.affine:
-                raise ValueError(msg)
+                raise _error(f"InstanceNorm2d: {msg}")
             warnings.warn(msg + " You can silence this warning by not passing in num_features,"
                           " which is not used because affine=False", stacklevel=2)
         if input.ndim == 3:
