@@ -169,8 +169,9 @@ def test_running_stats_after_a_jitted_step_with_the_model_an_argument():
         _, rm, rv = ref_batch_norm(x, rm, rv, model.weight, model.bias, 0.1)
         model, state, _ = step(model, state, x)
         _check_bn_state(model, rm, rv, k + 1)
-    # the first call's writes reached the caller's arrays too, as eager torch's would
-    assert int(bn.num_batches_tracked) == 1 and isinstance(model.num_batches_tracked, np.ndarray)
+        # the call's writes reached the caller's arrays too, as eager torch's would
+        _check_bn_state(bn, rm, rv, k + 1) if k == 0 else None
+    assert isinstance(model.num_batches_tracked, np.ndarray)
 
 
 def test_running_stats_after_a_jitted_step_reading_the_model_from_a_closure():
@@ -189,6 +190,20 @@ def test_running_stats_after_a_jitted_step_reading_the_model_from_a_closure():
         _, rm, rv = ref_batch_norm(X2 + k, rm, rv, bn.weight, bn.bias, 0.1)
         f(X2 + k)
         _check_bn_state(bn, rm, rv, k + 1)
+
+
+def test_running_stats_when_grad_differentiates_a_function_closing_over_the_model():
+    # grad with respect to the input (a saliency map) of a closure's model in training mode,
+    # a layer called twice: each call sees the statistics the one before it wrote
+    bn, ref = nn.BatchNorm1d(3, dtype=np.float64), nn.BatchNorm1d(3, dtype=np.float64)
+
+    def saliency(x):
+        return tracejit.grad(lambda x: (bn(bn(x)) ** 3).sum())(x)
+
+    for k, f in enumerate([saliency, _interp(saliency), _interp(saliency)]):
+        f(X2 + k)
+        ref(ref(X2 + k))
+        _check_bn_state(bn, ref.running_mean, ref.running_var, 2 * (k + 1))
 
 
 class Trainer:
@@ -356,12 +371,14 @@ def test_optimizers_leave_buffers_unchanged_sgd():
     assert model.num_batches_tracked == 1 and model.num_batches_tracked.dtype == np.int64
 
 
-@pytest.mark.xfail(reason="optimizers apply weight decay and Adam's update to every leaf, "
-                          "buffers too: they must skip tracer.pytree.state_leaves(params)",
-                   strict=False)
+@pytest.mark.xfail(reason="until the optimizers skip tracer.pytree.state_leaves(params) (in "
+                          "progress in tracejit/optim)", strict=False)
 @pytest.mark.parametrize("make", [lambda: optim.Adam(lr=0.1),
                                   lambda: optim.AdamW(lr=0.1),
-                                  lambda: optim.SGD(lr=0.1, weight_decay=0.1)])
+                                  lambda: optim.SGD(lr=0.1, weight_decay=0.1),
+                                  lambda: optim.RMSprop(lr=0.1, weight_decay=0.1),
+                                  lambda: optim.ParamGroups({"all": optim.Adam(lr=0.1)},
+                                                            label=lambda path, p: "all")])
 def test_optimizers_leave_buffers_unchanged(make):
     bn = nn.BatchNorm1d(3)
     opt = make()
@@ -369,3 +386,30 @@ def test_optimizers_leave_buffers_unchanged(make):
     model, state, _ = _interp(_train_step(opt))(bn, state, X2.astype(np.float32))
     np.testing.assert_array_equal(model.running_mean, bn.running_mean)
     assert model.num_batches_tracked.dtype == np.int64 and model.num_batches_tracked == 1
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_functions_match_torch(dtype, tol):
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x, w, b = X4.astype(dtype), RNG.standard_normal(4).astype(dtype), \
+        RNG.standard_normal(4).astype(dtype)
+    rm, rv = RNG.standard_normal(4).astype(dtype), RNG.uniform(0.5, 2, 4).astype(dtype)
+    ours, theirs = (rm.copy(), rv.copy()), (torch.tensor(rm), torch.tensor(rv))
+    T = torch.tensor
+
+    def close(a, b):
+        np.testing.assert_allclose(a, b.numpy(), rtol=tol, atol=tol)
+    for training in (True, False):
+        close(F.batch_norm(x, *ours, w, b, training, 0.3, 1e-3),
+              tf.batch_norm(T(x), *theirs, T(w), T(b), training, 0.3, 1e-3))
+        close(ours[0], theirs[0])
+        close(ours[1], theirs[1])
+        close(F.instance_norm(x[:, :, :, :1], *ours, w, b, training, 0.2),
+              tf.instance_norm(T(x[:, :, :, :1]), *theirs, T(w), T(b), training, 0.2))
+        close(ours[0], theirs[0])
+        close(ours[1], theirs[1])
+    close(F.group_norm(x, 2, w, b, 1e-3), tf.group_norm(T(x), 2, T(w), T(b), 1e-3))
+    close(F.group_norm(x[:, :, 0], 4), tf.group_norm(T(x[:, :, 0]), 4))
+    close(F.batch_norm(x[:, :, 0, 0], None, None, training=True),
+          tf.batch_norm(T(x[:, :, 0, 0]), None, None, training=True))

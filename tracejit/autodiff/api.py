@@ -335,7 +335,8 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
                 if i not in wrt and (_is_scalar(x) or is_static(x, "none"))}
         params = [i for i in range(len(leaves)) if i not in keep]
         t = trace(checked, *_concrete((args, kwargs), keep), _name(fn), names,
-                  writable=frozenset(j for j, i in enumerate(params) if i in state))
+                  writable=frozenset(j for j, i in enumerate(params) if i in state),
+                  state_writes=True)
         f = t.function
         loss = f.results[0].type
         g = vjp_function(f, [params.index(i) for i in wrt], ct_results=[0])
@@ -343,8 +344,12 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
                    + [np.ones((), loss.dtype.np)])
         n = len(f.results)
         value, aux = unflatten(t.out_tree, outs[:t.n_results])
-        for j, new in zip(t.written, outs[t.n_results:n]):
+        news = outs[t.n_results:n]
+        for j, new in zip(t.written, news):
             _write_state(leaves[params[j]], new)
+        # the model state of an enclosing trace it wrote into (a BatchNorm it closes over)
+        for target, new in zip(t.outer_written, news[len(t.written):]):
+            np.copyto(target, new, casting="unsafe")
         of_leaf = dict(zip(wrt, _apart(outs[n:])))
         of_leaf.update((i, np.zeros_like(leaves[i])) for i in state)
         # an argument holding no leaves ({}, None) has none: its gradient is itself

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.trace_state import outside_array
+from ..tracer import Tracer
+from ..tracer.numpy.lifting import lift
+from ..tracer.trace_state import current_trace, outside_array
 from .arguments import _error
 
 
@@ -41,6 +43,16 @@ def traced_buffer(buffer):
         lifted = outside_array(buffer)
         if lifted is not None:
             return lifted
+    return buffer
+
+
+def value_now(buffer):
+    """A buffer's value in the running trace (``traced_buffer`` is where to write). One of
+    an enclosing trace (a closure's BatchNorm inside grad) is lifted into it, so that what is
+    computed from it is computed here and sees an earlier write here (a layer called twice)."""
+    trace = current_trace()
+    if isinstance(buffer, Tracer) and trace is not None and buffer._trace is not trace:
+        return lift(buffer, trace)
     return buffer
 
 
@@ -88,10 +100,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             m = _in_dtype(momentum, input)
             one = np.asarray(1, input.dtype)
             unbiased = var * np.asarray(count / max(count - 1, 1), input.dtype)
-            np.copyto(running_mean, (one - m) * running_mean + m * mean, casting="unsafe")
-            np.copyto(running_var, (one - m) * running_var + m * unbiased, casting="unsafe")
+            np.copyto(running_mean, (one - m) * value_now(running_mean) + m * mean,
+                      casting="unsafe")
+            np.copyto(running_var, (one - m) * value_now(running_var) + m * unbiased,
+                      casting="unsafe")
     else:
-        mean, var = running_mean.astype(input.dtype), running_var.astype(input.dtype)
+        mean = value_now(running_mean).astype(input.dtype)
+        var = value_now(running_var).astype(input.dtype)
         centered = input - _per_channel(mean, input)
     out = centered / np.sqrt(_per_channel(var, input) + np.asarray(eps, input.dtype))
     if weight is not None:
@@ -141,8 +156,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                      f"{list(input.shape)}")
     flat = input.reshape((1, n * c) + tuple(input.shape[2:]))
     running_mean, running_var = traced_buffer(running_mean), traced_buffer(running_var)
-    rm = None if running_mean is None else np.tile(running_mean, n)
-    rv = None if running_var is None else np.tile(running_var, n)
+    rm = None if running_mean is None else np.tile(value_now(running_mean), n)
+    rv = None if running_var is None else np.tile(value_now(running_var), n)
     out = batch_norm(flat, rm, rv, None, None, use_input_stats, momentum, eps)
     if use_input_stats and running_mean is not None:
         np.copyto(running_mean, rm.reshape(n, c).mean(axis=0), casting="unsafe")

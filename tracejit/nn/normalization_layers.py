@@ -68,9 +68,10 @@ class _BatchNorm(_NormBase):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             count = N.traced_buffer(self.num_batches_tracked)
-            np.copyto(count, count + 1)
+            now = N.value_now(count) + 1
+            np.copyto(count, now)
             if self.momentum is None:
-                factor = 1.0 / count
+                factor = 1.0 / now
         training = self.training or (self.running_mean is None and self.running_var is None)
         stats = not self.training or self.track_running_stats
         return N.batch_norm(input, self.running_mean if stats else None,

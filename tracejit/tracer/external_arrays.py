@@ -412,6 +412,8 @@ class ExternalArrays:
         if t.shape == ():
             self.trace.zero_d[tracer._val] = False       # a 0-d array: written in place
         self._by_id[id(array)] = tracer
+        if id(array) in self._state_ids:
+            self.trace.state.add(id(tracer))      # (a grad inside may write into it)
         self.tracers.append((tracer, tracer._val, label))
         # (an np.memmap as the plain array it is: a view of the same memory)
         self.trace.captured.append(array if type(array) is np.ndarray

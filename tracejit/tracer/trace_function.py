@@ -18,7 +18,7 @@ from .external_arrays import SMALL_CONSTANT_ARRAY, ExternalArrays
 from .leaks import check_no_leaks
 from .numpy.patches import numpy_sees_tracers
 from .numpy.lifting import convert, lift, trace_of
-from .pytree import TreeDef, flatten, flatten_with_paths, unflatten
+from .pytree import TreeDef, flatten, flatten_with_paths, state_leaves, unflatten
 from .trace_state import Trace, current_trace
 from .tracer import DeferredOperand, Tracer
 
@@ -80,6 +80,9 @@ class Traced:
     # Positions in ``captured`` of the model state read from outside (a Module's buffers) that
     # the function wrote into: their new values are the Function's last results
     written_outside: list = field(default_factory=list)
+    # An enclosing trace's model state the function wrote into (``state_writes``): its new
+    # values are the Function's last results
+    outer_written: list = field(default_factory=list)
     # Whether each result leaf is a 0-d array eagerly (np.array(v), np.zeros(()), a view such
     # as np.squeeze(x) or x.reshape(())), not a NumPy scalar as a ufunc's or a reduction's is
     out_arrays_0d: list = field(default_factory=list)
@@ -90,13 +93,14 @@ class Traced:
         values for ``containers``)."""
         return (len(self.function.results) - len(self.written)
                 - (self.containers.n_values if self.containers else 0)
-                - len(self.written_outside))
+                - len(self.written_outside) - len(self.outer_written))
 
 
 def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None = None,
           roots: tuple = (), writes_back: bool = False, layouts: bool = False,
           context: str = _UNDER_TRANSFORM, external_arrays: bool = False,
-          outside: tuple = (), reach: tuple = (), writable: frozenset = frozenset()) -> Traced:
+          outside: tuple = (), reach: tuple = (), writable: frozenset = frozenset(),
+          state_writes: bool = False) -> Traced:
     """Trace ``fn`` on tracers standing for the leaves of ``(args, kwargs)``. ``roots``:
     other caller's objects ((name, object) pairs, e.g. static arguments) that must not be left
     holding a tracer. ``writes_back``: the caller copies the new values of arguments the
@@ -114,12 +118,15 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     ``reach``: (label, value) of other objects whose arrays are read at every call as those
     of globals are (a static argument, a jitted method's ``self``). ``writable``: positions
     of leaves the function may write into even without ``writes_back`` (grad's model state,
-    pytree.state_leaves): their new values are results after the user's (``written``)."""
+    pytree.state_leaves): their new values are results after the user's (``written``).
+    ``state_writes``: writes into an enclosing trace's model state are noted, their values
+    results too (``outer_written``), for the caller (grad) to write there."""
     if not (external_arrays and current_trace() is None):
         return _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
-                      None, writable=writable)
+                      None, writable=writable, state_writes=state_writes)
     once = functools.partial(_trace, fn, args, kwargs, name, arg_names, roots, writes_back,
-                             layouts, context, outside=outside, reach=reach, writable=writable)
+                             layouts, context, outside=outside, reach=reach, writable=writable,
+                             state_writes=state_writes)
     try:
         return once(1)
     except _NeedsConstants as e:
@@ -141,7 +148,8 @@ class _NeedsConstants(Exception):
 
 
 def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, context,
-           constant_below, outside=(), reach=(), writable=frozenset()) -> Traced:
+           constant_below, outside=(), reach=(), writable=frozenset(),
+           state_writes=False) -> Traced:
     """One trace; ``constant_below``: None to leave every array ``fn`` reads from outside a
     constant, else lift those of at least this many elements."""
     leaves, paths, in_tree = flatten_with_paths((args, kwargs))
@@ -155,6 +163,8 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
             if isinstance(leaf, (np.generic, np.ndarray)) and t.shape == ():
                 tr.zero_d[tracers[-1]._val] = isinstance(leaf, np.generic)
         originals = [t._val for t in tracers]
+        tr.state = {id(tracers[i]) for i in state_leaves((args, kwargs))}
+        tr.outer_state_writes = {} if state_writes else None
         a, k = unflatten(in_tree, tracers)
         before = snapshot((a, k), in_tree)
         externals = (ExternalArrays(tr, _param_name, constant_below, outside)
@@ -199,9 +209,10 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         # array written after it) is brought up to date by running its NumPy function again.
         # A model's state read from outside (a closure's BatchNorm): written back, after all
         outside_state = externals.state() if externals is not None and writes_back else []
+        outer = list(tr.outer_state_writes.values()) if state_writes else []
         values = ([r._value for r in results] + [tracers[i]._value for i in written]
                   + [v._value for v in container_values]
-                  + [t._value for t, _ in outside_state])
+                  + [t._value for t, _ in outside_state] + [v._value for _, v in outer])
     first: dict = {}
     repeats = {}
     for i, x in enumerate(out_leaves):
@@ -245,6 +256,7 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
     traced.captured_names = labels
     traced.written_outside = [next(k for k, c in enumerate(captured) if c is a)
                               for _, a in outside_state]
+    traced.outer_written = [t for t, _ in outer]
     traced.out_arrays_0d = [(isinstance(x, Tracer) and x.ndim == 0
                              and (x._view is not None or is_array_0d(x)
                                   or zero_d_args.get(id(x), False)))

@@ -52,6 +52,14 @@ class Trace:
         # recorded here (captured), not in their own trace: a cond branch, whose ops must not
         # run outside it (recording())
         self.holds_ops = False
+        # ids of this trace's tracers that are model state (an nn.Module's buffers:
+        # pytree.state_leaves of its arguments, and those read from outside), which a grad
+        # traced inside may write into (``outer_state_writes``)
+        self.state: set = set()
+        # In a trace whose writes into an enclosing trace's model state are handed back (grad's:
+        # a BatchNorm the differentiated function closes over): id(outer tracer) -> (it, its
+        # new value here); None where such a write is refused
+        self.outer_state_writes: dict | None = None
 
     def __enter__(self) -> "Trace":
         self.level = len(_stack.traces)
@@ -84,6 +92,18 @@ class Trace:
 
 def current_trace() -> Trace | None:
     return _stack.traces[-1] if _stack.traces else None
+
+
+def written_state(tracer, trace: Trace):
+    """The value an enclosing trace's state ``tracer`` holds in ``trace`` after a write into it
+    by an inner trace between them (``Trace.outer_state_writes``), or None."""
+    for t in reversed(_stack.traces):
+        if t.level <= tracer._trace.level:
+            return None
+        writes = t.outer_state_writes
+        if writes and id(tracer) in writes and t.level <= trace.level:
+            return writes[id(tracer)][1]
+    return None
 
 
 def recording(trace: Trace) -> Trace:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...ir import dtypes, ops
 from ..errors import WriteRefusedError, numpy_error, unsupported, user_location
-from ..trace_state import outside_array
+from ..trace_state import current_trace, outside_array
 from ..tracer import Tracer
 from ..views import is_scalar_argument
 from .arithmetic import where as select
@@ -351,6 +351,8 @@ def copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, Tracer):
         raise unsupported("np.copyto into a NumPy array inside a traced function",
                           "write into a traced array, or assign the result")
+    if _outer_state_write(dst, src, casting, where):
+        return
     _check_writable(dst, src)
     s = lift(src, dst._trace)
     if casting != "unsafe" and not s._weak and not np.can_cast(s.dtype, dst.dtype, casting):
@@ -366,6 +368,23 @@ def copyto(dst, src, casting="same_kind", where=True):
     if where is not True:
         new = select(where, new, dst)
     store(dst, new)
+
+
+def _outer_state_write(dst, src, casting, where) -> bool:
+    """``np.copyto`` into an enclosing trace's model state (a BatchNorm's running statistics
+    closed over by the function grad differentiates): the new value is noted in the current
+    trace, which grad hands back to the enclosing one (Trace.outer_state_writes); False where
+    it is no such write."""
+    trace = current_trace()
+    if dst._trace is trace or trace is None or trace.outer_state_writes is None \
+            or id(dst) not in dst._trace.state:
+        return False
+    now = lift(dst, trace)               # its value here (after an earlier write, that one)
+    new = fit(src, now)
+    if where is not True:
+        new = select(where, new, now)
+    trace.outer_state_writes[id(dst)] = (dst, Tracer(new._value, trace))
+    return True
 
 
 def _kind_rank(d) -> int:

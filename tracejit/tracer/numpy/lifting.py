@@ -15,7 +15,8 @@ from ...ir import dtypes, ops
 from ...ir.dtypes import DType
 from ..arguments import has_own_semantics, subclass_hint, subclass_semantics
 from ..errors import numpy_error, user_location
-from ..trace_state import Trace, check_alive, current_trace, outside_array, recording
+from ..trace_state import (Trace, check_alive, current_trace, outside_array, recording,
+                           written_state)
 from ..tracer import Tracer
 from ..views import LAYOUT_VIEWS, link
 from .rules import (abstract, broadcast_shapes, constant_dtype, dt, has_tracer, normalize_axis,
@@ -100,6 +101,11 @@ def lift(x, trace: Trace | None = None) -> Tracer:
             # would make a parameter nobody passes, so the caller must pick the inner trace
             raise RuntimeError("tracejit internal error: a value of an inner trace was used in "
                                "an enclosing one; please report this with your code")
+        if x._trace.state and id(x) in x._trace.state:
+            # model state an inner grad wrote into: its new value (Trace.outer_state_writes)
+            new = written_state(x, trace)
+            if new is not None:
+                return new if new._trace is trace else lift(new, trace)
         return Tracer(trace.capture(x), trace, x._weak)
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         kind = dtypes.weak_kind_of(x)
