@@ -227,6 +227,36 @@ def test_running_stats_after_a_jitted_method_of_an_object_holding_the_model():
         _check_bn_state(t.model[1], rm, rv, k + 1)
 
 
+class Holder:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(3, 3, dtype=np.float64),
+                                   nn.BatchNorm1d(3, dtype=np.float64))
+
+    def loss(self, x):
+        return (self.model(x) ** 2).mean()
+
+
+def test_running_stats_and_weights_of_jit_model_and_jit_of_a_bound_method():
+    # jit(model) and jit(obj.loss) read the model's arrays at every call, as a closure's:
+    # (baked in, an in-place change of a weight was not seen, and BatchNorm could not write)
+    alone, holder = Holder().model, Holder()
+    for model, f, is_loss in [(alone, _interp(alone), False),
+                              (holder.model, _interp(holder.loss), True)]:
+        ref = nn.Sequential(nn.Linear(3, 3, dtype=np.float64),
+                            nn.BatchNorm1d(3, dtype=np.float64)).load_state_dict(
+            model.state_dict())
+        for k in range(2):
+            f(X2 + k)
+            ref(X2 + k)
+            _check_bn_state(model[1], ref[1].running_mean, ref[1].running_var, k + 1)
+        model[0].weight[...] = 0.5
+        ref[0].weight[...] = 0.5
+        model.eval()
+        ref.eval()
+        want = (ref(X2) ** 2).mean() if is_loss else ref(X2)
+        np.testing.assert_allclose(f(X2), want, rtol=1e-12)
+
+
 def test_batch_of_one_in_training_is_an_error_as_in_torch():
     bn = nn.BatchNorm1d(3)
     x = np.ones((1, 3), np.float32)

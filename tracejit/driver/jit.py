@@ -15,7 +15,7 @@ from ..codegen.errors import ArgumentMismatch
 from ..config import config
 from ..tracer.arguments import abstract_leaf
 from ..tracer.errors import call_error
-from ..tracer.pytree import flatten, flatten_with_paths
+from ..tracer.pytree import flatten, flatten_with_paths, is_registered_node
 from ..tracer.trace_function import Traced, _rename, scalar_kinds, scalar_kinds_hold, trace
 from ..tracer.tracer import Tracer
 from ..ir.passes.remat import check_mode
@@ -187,12 +187,18 @@ class JittedFunction:
             return fn(*a, **k)     # (a closure over fn: trace() follows it to fn's globals)
 
         statics = [(self._sig.name(k) if isinstance(k, int) else k, v) for k, v in static]
-        # the arrays in a static argument's attributes and containers, and in those of a
-        # jitted method's self, are read at every call as a global object's are
-        reach = statics + [("self", a.obj) for a in dyn_args[:1] if type(a) is BoundSelf]
         # jit(obj.step) runs on obj itself: ``self.h = h`` would leave obj holding a tracer,
         # so obj is walked by the leak check as an argument is (and put back if it fails)
         obj = bound_object(self.fn)
+        # the arrays in a static argument's attributes and containers, and in those of a
+        # jitted method's self, of jit(obj.step)'s obj and of jit(model)'s model, are read at
+        # every call as a global object's are (baked in, jit(model) missed an in-place update
+        # of its weights, and a BatchNorm's running statistics could not be written back)
+        reach = statics + [("self", a.obj) for a in dyn_args[:1] if type(a) is BoundSelf]
+        if obj is not None:
+            reach.append(("self", obj))
+        elif is_registered_node(self.fn):
+            reach.append(("self", self.fn))
         roots = statics + ([("self", obj)] if obj is not None else [])
         with attributes_restored_on_error(obj):
             return trace(body, tuple(dyn_args), dyn_kwargs, getattr(self.fn, "__name__", "fn"),
