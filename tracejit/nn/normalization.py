@@ -35,10 +35,10 @@ def _per_channel(v, x):
 
 
 def traced_buffer(buffer):
-    """A buffer as the running trace sees it. One of a model that jit reads from outside (a
-    closure's) is the trace's parameter for it, so that an update computed from it alone
-    (``num_batches_tracked + 1``) is traced, rather than made by NumPy on the array itself
-    once, at trace time; jit copies what is written into it back into the array."""
+    """Where to write a buffer under a trace (``value_now`` reads it). One of a model that jit
+    reads from outside (a closure's) is the trace's parameter for it, so that an update
+    computed from it alone (``num_batches_tracked + 1``) is traced, rather than made by NumPy
+    on the array itself once, at trace time; jit copies what is written into it back."""
     if type(buffer) is np.ndarray:
         lifted = outside_array(buffer)
         if lifted is not None:
