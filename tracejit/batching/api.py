@@ -8,6 +8,9 @@ transform is jitted, one trace per signature, like grad.
 """
 from __future__ import annotations
 
+import types
+import weakref
+
 import numpy as np
 
 from ..autodiff.api import Transformed, _arg_names, _name
@@ -37,6 +40,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
                          "vmap(f)(x).sum(axis=0)", NotImplementedError)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
+    cache, key = _cache_of(fun), _key((in_axes, out_axes, axis_size))
+    if cache is not None and key is not None and key in cache:
+        return cache[key]
 
     def traced(*args, **kwargs):
         return _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs)
@@ -45,11 +51,64 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
         """The arguments that are mapped: those no trace may take as static values."""
         if in_axes is None:
             return ()
-        if isinstance(in_axes, int):
+        if isinstance(in_axes, (int, np.integer)):
             return tuple(range(nargs))
         return tuple(i for i, a in enumerate(in_axes) if i < nargs and a is not None)
 
-    return Transformed(fun, traced, f"vmap_{_name(fun)}", mapped)
+    transformed = Transformed(fun, traced, f"vmap_{_name(fun)}", mapped)
+    if cache is not None and key is not None:
+        if len(cache) >= _CACHED_PER_FUNCTION:
+            del cache[next(iter(cache))]
+        cache[key] = transformed
+    return transformed
+
+
+# vmap(f)(x) in a loop: each vmap(f) would be a new transform, tracing f at every call, where
+# jax caches its transforms on the function. So a Python function keeps its vmaps (one per
+# in_axes, out_axes, axis_size) in its __dict__, dying with it; a kept vmap(f) is one of them,
+# and its jit checks the globals and closure values f reads at every call, as any jit does.
+_CACHE_ATTR = "__tracejit_vmaps__"
+_CACHED_PER_FUNCTION = 8
+
+
+class _Vmaps(dict):
+    """A function's vmaps, and which function they are of (functools.wraps copies a
+    function's __dict__ into its wrapper's; grad's and jit's wrappers too). It pickles empty
+    (cloudpickle carries a function's __dict__ to other processes)."""
+
+    def __init__(self, fun=None):
+        super().__init__()
+        self.owner = weakref.ref(fun) if fun is not None else None
+
+    def __reduce__(self):
+        return _Vmaps, ()
+
+
+def _cache_of(fun) -> _Vmaps | None:
+    if not isinstance(fun, types.FunctionType):
+        return None
+    cache = fun.__dict__.get(_CACHE_ATTR)
+    if not isinstance(cache, _Vmaps) or cache.owner is None or cache.owner() is not fun:
+        cache = fun.__dict__[_CACHE_ATTR] = _Vmaps(fun)
+    return cache
+
+
+def _key(spec):
+    """A hashable form of vmap's settings (lists and dicts among them), None if there is none."""
+    try:
+        return _frozen(spec)
+    except TypeError:
+        return None
+
+
+def _frozen(spec):
+    if isinstance(spec, (tuple, list)):
+        return (type(spec), tuple(_frozen(x) for x in spec))
+    if isinstance(spec, dict):
+        return (dict, tuple(sorted((k, _frozen(v)) for k, v in spec.items())))
+    if spec is None or isinstance(spec, (int, np.integer)):
+        return (type(spec), spec if spec is None else int(spec))
+    raise TypeError(spec)
 
 
 def _check_axes_spec(spec, what: str):
@@ -110,9 +169,11 @@ def _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
             size = shape[axes[i]]
         elif shape[axes[i]] != size:
             sizes = sorted({np.shape(y)[b] for y, b in zip(leaves, axes) if b is not None})
+            given = f"axis_size {axis_size}, " if axis_size is not None else ""
             raise call_error(f"tracejit.vmap got inconsistent sizes for the mapped axes: "
-                             f"{sizes}", "map arguments whose mapped axes have one size",
-                             ValueError)
+                             f"{given}{sizes}",
+                             "map arguments whose mapped axes have one size (that of "
+                             "axis_size, where given)", ValueError)
     if size is None:
         raise call_error("tracejit.vmap: no argument is mapped (every in_axes is None), so "
                          "the batch size is unknown", "pass axis_size=n", ValueError)
@@ -132,7 +193,7 @@ def _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
         shape = tuple(t._value.type.shape[1:])
         examples.append(np.broadcast_to(np.zeros((), t._value.type.dtype.np), shape))
     a, k = unflatten(tree, examples)
-    traced = trace(fun, a, k, _name(fun), _arg_names(fun))
+    traced = trace(fun, a, k, _name(fun), _arg_names(fun), context="under vmap")
     fn = traced.function
     inputs, flags = [], []
     it = iter(batched_in)

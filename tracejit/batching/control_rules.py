@@ -42,6 +42,8 @@ def _cond(o, xs, bs, size):
         force = [any(col) for col in zip(*found)]
         batched = [batch_function(b, bs[1:], size, force)[0] for b in branches]
         return _emit(o, xs, batched), force
+    if any(_may_fail(b) for b in branches):
+        return None         # each example runs only its own branch: one cond per example
     # An index per example: every branch runs on the whole batch, and each example keeps its
     # own branch's results (the index clamped into range, as cond does), as in jax.vmap.
     results = [push(b, operands, bs[1:], size) for b in branches]
@@ -57,6 +59,31 @@ def _cond(o, xs, bs, size):
             mask = emit(trace, ops.broadcast_in_dim, [chosen], shape=shape, dims=(0,))
             outs[j] = emit(trace, ops.where, [mask, x, outs[j]])
     return outs, [True] * len(outs)
+
+
+# Ops that may raise on the values an example sends them (NumPy's LinAlgError for a singular
+# or not positive definite matrix, or a NaN in eigh/svd; IndexError for an index out of range)
+_RAISING = frozenset({ops.solve, ops.cholesky, ops.eigh, ops.svd})
+_INDEXED = frozenset({ops.take, ops.scatter, ops.scatter_add})
+
+
+def _may_fail(fn) -> bool:
+    """Whether running ``fn`` on an example that does not take this branch could fail, not
+    end, or be seen: an op that raises on some values (a take at an index the predicate
+    guards against, ``inv`` of the singular matrix it avoids), a while_loop (its predicate
+    may never turn false there), an effect (debug_print would print the branch not taken).
+    Such a cond runs once per example, its own branch only, as a loop over examples does
+    (jax.vmap runs every branch: its gathers clamp, its solves give NaN instead)."""
+    constants = set()       # indices the tracer checked against the shape while tracing
+    for o in fn.ops:
+        if o.opdef is ops.constant or (o.opdef.category == "layout"
+                                       and all(v in constants for v in o.operands)):
+            constants.update(o.results)
+        if (o.opdef in _RAISING or o.opdef is ops.while_loop or o.opdef.side_effect
+                or o.opdef in _INDEXED and o.operands[1] not in constants
+                or any(_may_fail(r) for r in o.regions)):
+            return True
+    return False
 
 
 def _const(trace, like, value):

@@ -15,7 +15,9 @@ from ..tracer.numpy.lifting import emit
 from .push import RULES, all_batched, emit_as_is, rule
 
 # Ops with no rule here: every batched use runs once per example (push.map_over_batch).
-MAPPED_OVER_BATCH: frozenset = frozenset()
+# debug_print prints each example's values, as jax.vmap does (one print of the batch would
+# also break a format spec: "{:.3f}" of an array is a TypeError).
+MAPPED_OVER_BATCH: frozenset = frozenset({ops.debug_print})
 
 
 def _shift(axes) -> tuple:
@@ -190,12 +192,7 @@ def _matmul(o, xs, bs, size):
                      perm=(nd + 1,) + tuple(range(nd)) + (nd, nd + 2)))
 
 
-# -- effects and barriers: the values pass as they are ----------------------------------------
-@rule(ops.debug_print)
-def _debug_print(o, xs, bs, size):
-    return emit_as_is(o, xs), []
-
-
+# -- barriers: the values pass as they are ----------------------------------------------------
 @rule(ops.optimization_barrier)
 def _barrier(o, xs, bs, size):
     return emit_as_is(o, xs), list(bs)

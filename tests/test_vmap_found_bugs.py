@@ -1,0 +1,106 @@
+"""Bugs found in tracejit.vmap by porting jax.vmap code: each test is the behaviour a user
+expected, checked against NumPy run once per example (and against jax.vmap where JAX is
+installed). Tiny shapes, few distinct programs: the file runs in a few seconds."""
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import tracejit
+from tracejit import lax, vmap
+
+X = np.arange(12.0).reshape(4, 3) / 7.0 - 0.5
+
+
+def per_example(f, *args):
+    return np.stack([np.asarray(f(*a)) for a in zip(*args)])
+
+
+def test_debug_print_with_a_format_spec_prints_each_example():
+    # jax.vmap prints once per example; tracejit printed the whole batch as one array, so a
+    # format spec ("{:.2f}") failed with "unsupported format string passed to ndarray"
+    def f(x):
+        tracejit.debug_print("s={:.2f}", x.sum())
+        return x * 2
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        out = vmap(f)(X)
+    np.testing.assert_allclose(out, X * 2)
+    assert buf.getvalue().split() == [f"s={s:.2f}" for s in X.sum(axis=1)]
+
+
+def test_cond_with_a_per_example_predicate_does_not_fail_in_the_branch_not_taken():
+    # a guarded index (k < n) per example: each example alone is fine, but the batched cond
+    # ran every branch on every example, and the take out of range raised IndexError
+    K = np.array([0, 2, 5, 1])
+
+    def f(x, k):
+        return lax.cond(k < 3, lambda: x[k], lambda: np.float64(-1.0))
+    np.testing.assert_allclose(vmap(f)(X, K), per_example(f, X, K))
+
+
+def test_cond_with_a_per_example_predicate_does_not_factor_the_singular_matrix_it_avoids():
+    A = np.stack([np.eye(2), np.zeros((2, 2)), 2 * np.eye(2)])
+
+    def f(a):
+        return lax.cond(np.abs(np.linalg.det(a)) > 0, lambda: np.linalg.inv(a),
+                        lambda: np.zeros((2, 2)))
+    np.testing.assert_allclose(vmap(f)(A), per_example(f, A))
+
+
+def test_in_axes_may_be_a_numpy_integer():
+    # _check_axes_spec accepted np.int64(1); the call then failed with "'numpy.int64' object
+    # is not iterable"
+    out = vmap(lambda x: x * 2, in_axes=np.int64(1))(X)
+    np.testing.assert_allclose(out, X.T * 2)
+
+
+def test_axis_size_that_disagrees_with_the_mapped_axes_names_axis_size():
+    # the message listed only the arguments' sizes: "inconsistent sizes ...: [4]"
+    with pytest.raises(ValueError, match=r"axis_size 5.*\b4\b") as e:
+        vmap(lambda x: x, axis_size=5)(X)
+    assert __file__ in str(e.value)
+
+
+def test_calling_vmap_of_the_same_function_again_does_not_trace_again():
+    # vmap(f)(x) in a loop built a new transform each call and traced f every time (jax
+    # caches its transforms on the function); a kept vmap(f) traced once
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return np.sin(x).sum()
+    for _ in range(3):
+        np.testing.assert_allclose(vmap(f)(X), np.sin(X).sum(axis=1))
+    for _ in range(2):
+        np.testing.assert_allclose(vmap(f, in_axes=[1])(X.T), np.sin(X).sum(axis=1))
+    assert len(traces) == 2
+
+
+def test_the_transform_cache_follows_what_the_function_reads():
+    scale = 2.0
+    W = np.ones(3)
+
+    def f(x):
+        return x * W * scale
+    np.testing.assert_allclose(vmap(f)(X), X * 2)
+    W[:] = 3.0
+    scale = 5.0
+    np.testing.assert_allclose(vmap(f)(X), X * 15)
+    # vmap of vmap(f) is not vmap(f), nor is another in_axes
+    np.testing.assert_allclose(vmap(vmap(f))(X[None]), X[None] * 15)
+    np.testing.assert_allclose(vmap(f, out_axes=1)(X), X.T * 15)
+
+
+def test_against_jax():
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    K = np.array([0, 2, 5, 1])
+    np.testing.assert_allclose(
+        vmap(lambda x, k: lax.cond(k < 3, lambda: x[k], lambda: np.float64(-1.0)))(X, K),
+        jax.vmap(lambda x, k: jax.lax.cond(k < 3, lambda: x[k], lambda: -1.0))(X, K))
+    np.testing.assert_allclose(vmap(lambda x: x * 2, in_axes=np.int64(1))(X),
+                               jax.vmap(lambda x: x * 2, in_axes=1)(X))
+    assert jnp is not None
