@@ -401,8 +401,6 @@ def test_optimizers_leave_buffers_unchanged_sgd():
     assert model.num_batches_tracked == 1 and model.num_batches_tracked.dtype == np.int64
 
 
-@pytest.mark.xfail(reason="until the optimizers skip tracer.pytree.state_leaves(params) (in "
-                          "progress in tracejit/optim)", strict=False)
 @pytest.mark.parametrize("make", [lambda: optim.Adam(lr=0.1),
                                   lambda: optim.AdamW(lr=0.1),
                                   lambda: optim.SGD(lr=0.1, weight_decay=0.1),

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import unflatten
 from .hyperparameters import check_lr, check_non_negative, step_lr
 from .leaves import buffers_like, like, paired_leaves
 
@@ -28,7 +27,7 @@ class Adagrad:
 
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
-        ps, gs, tree = paired_leaves(grads, params, state, ["sum"])
+        ps, gs, rebuild = paired_leaves(grads, params, state, ["sum"])
         lr = step_lr(self.lr, state["step"], lr)
         step = state["step"] + 1
         # torch's clr, a Python float: float64, rounded to each parameter's dtype once
@@ -42,4 +41,4 @@ class Adagrad:
             s = s + g * g
             sums.append(s)
             new_ps.append(p - clr.astype(p.dtype) * (g / (np.sqrt(s) + like(g, self.eps))))
-        return unflatten(tree, new_ps), {"step": step, "sum": sums}
+        return rebuild(new_ps), {"step": step, "sum": sums}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import unflatten
 from .hyperparameters import check_betas, check_lr, check_non_negative, step_lr
 from .leaves import buffers_like, like, paired_leaves
 
@@ -33,7 +32,7 @@ class Adam:
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
         names = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if self.amsgrad else [])
-        ps, gs, tree = paired_leaves(grads, params, state, names)
+        ps, gs, rebuild = paired_leaves(grads, params, state, names)
         lr = step_lr(self.lr, state["step"], lr)
         b1, b2 = self.betas
         step = state["step"] + 1
@@ -66,7 +65,7 @@ class Adam:
         out = {"step": step, "exp_avg": ms, "exp_avg_sq": vs}
         if self.amsgrad:
             out["max_exp_avg_sq"] = maxes
-        return unflatten(tree, new_ps), out
+        return rebuild(new_ps), out
 
 
 class AdamW(Adam):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import unflatten
 from .hyperparameters import check_betas, check_lr, check_non_negative, step_lr
 from .leaves import buffers_like, like, paired_leaves
 
@@ -42,7 +41,7 @@ class Adamax:
 
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
-        ps, gs, tree = paired_leaves(grads, params, state, ["exp_avg", "exp_inf"])
+        ps, gs, rebuild = paired_leaves(grads, params, state, ["exp_avg", "exp_inf"])
         lr = step_lr(self.lr, state["step"], lr)
         b1, b2 = self.betas
         step = state["step"] + 1
@@ -57,7 +56,7 @@ class Adamax:
             ms.append(m)
             us.append(u)
             new_ps.append(p - clr.astype(p.dtype) * (m / u))
-        return unflatten(tree, new_ps), {"step": step, "exp_avg": ms, "exp_inf": us}
+        return rebuild(new_ps), {"step": step, "exp_avg": ms, "exp_inf": us}
 
 
 class NAdam:
@@ -80,7 +79,7 @@ class NAdam:
 
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
-        ps, gs, tree = paired_leaves(grads, params, state, ["exp_avg", "exp_avg_sq"])
+        ps, gs, rebuild = paired_leaves(grads, params, state, ["exp_avg", "exp_avg_sq"])
         lr = step_lr(self.lr, state["step"], lr)
         b1, b2 = self.betas
         step = state["step"] + 1
@@ -103,7 +102,7 @@ class NAdam:
             denom = np.sqrt(v / c2.astype(p.dtype)) + like(p, self.eps)
             p = p + grad_coef.astype(p.dtype) * (g / denom)
             new_ps.append(p + avg_coef.astype(p.dtype) * (m / denom))
-        return unflatten(tree, new_ps), {"step": step, "mu_product": mu_product,
+        return rebuild(new_ps), {"step": step, "mu_product": mu_product,
                                          "exp_avg": ms, "exp_avg_sq": vs}
 
 
@@ -127,7 +126,7 @@ class RAdam:
 
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
-        ps, gs, tree = paired_leaves(grads, params, state, ["exp_avg", "exp_avg_sq"])
+        ps, gs, rebuild = paired_leaves(grads, params, state, ["exp_avg", "exp_avg_sq"])
         lr = step_lr(self.lr, state["step"], lr)
         b1, b2 = self.betas
         step = state["step"] + 1
@@ -152,4 +151,4 @@ class RAdam:
             adaptive = np.sqrt(c2).astype(p.dtype) / (np.sqrt(v) + like(p, self.eps))
             upd = np.where(rectified, upd * adaptive * rect.astype(p.dtype), upd)
             new_ps.append(p - upd)
-        return unflatten(tree, new_ps), {"step": step, "exp_avg": ms, "exp_avg_sq": vs}
+        return rebuild(new_ps), {"step": step, "exp_avg": ms, "exp_avg_sq": vs}

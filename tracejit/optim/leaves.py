@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer.errors import caller_location, numpy_error
-from ..tracer.pytree import flatten
+from ..tracer.pytree import flatten, state_leaves, unflatten
 
 
 def like(x, v):
@@ -22,8 +22,11 @@ def buffers_like(params, fill=0.0) -> list:
 
 
 def paired_leaves(grads, params, state, buffers):
-    """The parameter and gradient leaves and the parameters' treedef, checked to pair up one
-    to one with the same shapes (and with the state's ``buffers``, by name)."""
+    """The parameter and gradient leaves, checked to pair up one to one with the same shapes
+    (and with the state's ``buffers``, by name), and ``rebuild(new leaves)`` -> the new
+    parameters, in the parameters' tree, with the model's state (an nn.Module's buffers:
+    BatchNorm's running statistics) kept as the forward pass left it: buffers are no
+    parameters, and no step (weight decay, Adam's momentum) moves them, as in torch."""
     ps, tree = flatten(params)
     gs, _ = flatten(grads)
     shapes = [np.shape(p) for p in ps]
@@ -38,4 +41,8 @@ def paired_leaves(grads, params, state, buffers):
                               "one buffer per parameter",
                               "make the state with this optimizer's init(params)",
                               loc=caller_location())
-    return ps, gs, tree
+    frozen = state_leaves(params)
+
+    def rebuild(new_ps):
+        return unflatten(tree, [ps[i] if i in frozen else p for i, p in enumerate(new_ps)])
+    return ps, gs, rebuild

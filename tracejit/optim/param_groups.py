@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer.errors import caller_location, numpy_error
-from ..tracer.pytree import flatten_with_paths, unflatten
+from ..tracer.pytree import flatten_with_paths, state_leaves, unflatten
 from .hyperparameters import traced
 from .leaves import paired_leaves
 
@@ -49,8 +49,9 @@ class ParamGroups:
         """Each label's leaf indices, checked against the optimizers' labels."""
         leaves, paths, tree = flatten_with_paths(params)
         groups = {name: [] for name in self.optimizers}
+        frozen = state_leaves(params)   # a model's buffers: in no group (leaves.paired_leaves)
         for i, (path, leaf) in enumerate(zip(paths, leaves)):
-            name = self.label(path, leaf)
+            name = None if i in frozen else self.label(path, leaf)
             if name is None:
                 continue
             if name not in groups:

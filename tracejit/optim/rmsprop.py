@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import unflatten
 from .hyperparameters import check_lr, check_non_negative, step_lr
 from .leaves import buffers_like, like, paired_leaves
 
@@ -34,7 +33,7 @@ class RMSprop:
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
         names = self._buffers()
-        ps, gs, tree = paired_leaves(grads, params, state, names)
+        ps, gs, rebuild = paired_leaves(grads, params, state, names)
         lr = step_lr(self.lr, state["step"], lr)
         alpha, centered, momentum = self.alpha, self.centered, self.momentum
         out = {"step": state["step"] + 1, **{name: [] for name in names}}
@@ -59,4 +58,4 @@ class RMSprop:
                 new_ps.append(p - like(p, lr) * buf)
             else:
                 new_ps.append(p - like(p, lr) * (g / avg))
-        return unflatten(tree, new_ps), out
+        return rebuild(new_ps), out

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.pytree import unflatten
 from .hyperparameters import check_lr, check_non_negative, step_lr
 from .leaves import buffers_like, like, paired_leaves
 
@@ -27,8 +26,8 @@ class SGD:
 
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr`` overrides the optimizer's learning rate for this call."""
-        ps, gs, tree = paired_leaves(grads, params, state,
-                                     ["momentum"] if self.momentum else [])
+        ps, gs, rebuild = paired_leaves(grads, params, state,
+                                        ["momentum"] if self.momentum else [])
         lr = step_lr(self.lr, state["step"], lr)
         step = state["step"] + 1
         new_ps, bufs = [], []
@@ -45,4 +44,4 @@ class SGD:
                 bufs.append(buf)
                 g = g + like(g, self.momentum) * buf if self.nesterov else buf
             new_ps.append(p - like(p, lr) * g)
-        return unflatten(tree, new_ps), {"step": step, "momentum": bufs}
+        return rebuild(new_ps), {"step": step, "momentum": bufs}
