@@ -8,9 +8,8 @@ import math
 import numpy as np
 import pytest
 
-import tracejit
 from tracejit import optim
-from tracejit.tracer.pytree import flatten
+from optim_steps import Steps
 
 R = np.random.default_rng(9)
 STEPS = 7            # RAdam with beta2 = 0.9 rectifies from step 6: both branches run
@@ -109,34 +108,12 @@ CASES = {
 }
 REFS = {"Adamax": torch_adamax, "NAdam": torch_nadam, "RAdam": torch_radam}
 
-
-def _leaves(tree):
-    return [np.asarray(x, np.float64) for x in flatten(tree)[0]]
-
-
-def _run(opt, update, dtype):
-    params = {k: v.astype(dtype) for k, v in P0.items()}
-    state = opt.init(params)
-    history = []
-    for g in GRADS:
-        params, state = update({k: v.astype(dtype) for k, v in g.items()}, state, params)
-        history.append(params)
-    return history, state
+STEPS_CHECK = Steps(P0, GRADS, CASES, REFS)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_float64_eager_and_jitted_follow_the_transcribed_torch_loop(case):
-    name, kwargs = CASES[case]
-    opt = getattr(optim, name)(**kwargs)
-    want = REFS[name](_leaves(P0), [_leaves(g) for g in GRADS], **kwargs)
-    jitted = tracejit.jit(opt.update, backend="interpreter")
-    for update in (opt.update, jitted):
-        history, state = _run(opt, update, np.float64)
-        for step, (got, ref) in enumerate(zip(history, want), start=1):
-            for a, b in zip(_leaves(got), ref):
-                np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13, err_msg=f"step {step}")
-        assert float(state["step"]) == STEPS
-    assert jitted.trace_count == 1
+    STEPS_CHECK.check_float64(case)
 
 
 def test_radam_takes_both_branches_within_the_steps():
@@ -148,48 +125,13 @@ def test_radam_takes_both_branches_within_the_steps():
 
 @pytest.mark.parametrize("case", ["Adamax-all", "NAdam-decoupled", "RAdam-rectified-l2"])
 def test_float32_compiled_step_stays_float32_and_follows_the_reference(case):
-    name, kwargs = CASES[case]
-    opt = getattr(optim, name)(**kwargs)
-    want = REFS[name](_leaves(P0), [_leaves(g) for g in GRADS], **kwargs)
-    update = tracejit.jit(opt.update)
-    history, _ = _run(opt, update, np.float32)
-    eager, _ = _run(opt, opt.update, np.float32)
-    for got, e, ref in zip(history, eager, want):
-        for a, b, c in zip(flatten(got)[0], flatten(e)[0], ref):
-            assert a.dtype == np.float32
-            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
-            np.testing.assert_allclose(a, c, rtol=2e-5, atol=2e-5)
-    assert update.trace_count == 1
+    STEPS_CHECK.check_float32_compiled(case, tol=2e-5)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", CASES)
 def test_against_torch_optim(case, dtype):
-    torch = pytest.importorskip("torch")
-    name, kwargs = CASES[case]
-    keys = sorted(P0)
-    tp = [torch.tensor(P0[k].astype(dtype), requires_grad=True) for k in keys]
-    # torch keeps NAdam's mu_product in its default dtype; float64 here, as tracejit does
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64 if dtype == np.float64 else torch.float32)
-    try:
-        topt = getattr(torch.optim, name)(tp, **kwargs)
-        opt = getattr(optim, name)(**kwargs)
-        params = {k: v.astype(dtype) for k, v in P0.items()}
-        state = opt.init(params)
-        tol = 1e-13 if dtype == np.float64 else 2e-6
-        for step, g in enumerate(GRADS, start=1):
-            for t, k in zip(tp, keys):
-                t.grad = torch.tensor(g[k].astype(dtype))
-            topt.step()
-            params, state = opt.update({k: v.astype(dtype) for k, v in g.items()}, state,
-                                       params)
-            for t, k in zip(tp, keys):
-                assert params[k].dtype == dtype
-                np.testing.assert_allclose(params[k], t.detach().numpy(), rtol=tol, atol=tol,
-                                           err_msg=f"{k}, step {step}")
-    finally:
-        torch.set_default_dtype(old)
+    STEPS_CHECK.check_against_torch(case, dtype, tol32=2e-6)
 
 
 @pytest.mark.parametrize("make, match", [
