@@ -93,6 +93,26 @@ def test_the_transform_cache_follows_what_the_function_reads():
     np.testing.assert_allclose(vmap(f, out_axes=1)(X), X.T * 15)
 
 
+def test_an_unmapped_int_may_be_a_count_of_tile_split_repeat_and_broadcast_to():
+    # jax.vmap passes an in_axes=None int as it is; tracejit traces it, then again with it
+    # static on a ConcretizationError, but np.tile(x, n) of a traced n raised TypeError
+    # "iteration over a 0-d traced array" (np.resize, np.split, np.broadcast_to too)
+    def f(x, n):
+        return np.tile(x, n), np.split(np.resize(x, 2 * n), n)[0], np.broadcast_to(x[0], n)
+    out = vmap(f, in_axes=(0, None))(X, 2)
+    for got, want in zip(out, [np.stack(w) for w in zip(*[f(x, 2) for x in X])]):
+        np.testing.assert_allclose(got, want)
+    with pytest.raises(tracejit.ConcretizationError, match="Python int"):
+        tracejit.jit(lambda x, n: np.tile(x, n))(X[0], 2)
+
+
+def test_np_roll_takes_a_shift_per_example():
+    # jnp.roll takes a traced shift; np.roll of one was "np.atleast_1d of a list or tuple
+    # holding traced values ... not supported"
+    S = np.array([0, 1, -1, 5])
+    np.testing.assert_allclose(vmap(np.roll)(X, S), per_example(np.roll, X, S))
+
+
 def test_against_jax():
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
@@ -103,4 +123,5 @@ def test_against_jax():
         jax.vmap(lambda x, k: jax.lax.cond(k < 3, lambda: x[k], lambda: -1.0))(X, K))
     np.testing.assert_allclose(vmap(lambda x: x * 2, in_axes=np.int64(1))(X),
                                jax.vmap(lambda x: x * 2, in_axes=1)(X))
-    assert jnp is not None
+    S = np.array([0, 1, -1, 5])
+    np.testing.assert_allclose(vmap(np.roll)(X, S), jax.vmap(jnp.roll)(X, S))

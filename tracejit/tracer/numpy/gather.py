@@ -17,7 +17,7 @@ from ..errors import numpy_error, unsupported
 from ..tracer import Tracer
 from .arithmetic import (add, clip, floor_divide, greater_equal, less, logical_and,
                          multiply, remainder, where)
-from .lifting import broadcast_to, convert, emit, lift, reshape
+from .lifting import broadcast_to, convert, emit, lift, reshape, static_ints
 from .rules import broadcast_shapes, dt, has_tracer, normalize_axis, whole_if_0d
 from .shapes import iota, transpose
 
@@ -173,6 +173,8 @@ def take_along_axis(x, indices, axis):
 
 def repeat(a, repeats, axis=None):
     x = lift(a)
+    if isinstance(repeats, Tracer) and repeats.ndim == 0:
+        repeats = static_ints(repeats)[0]       # one count: Python needs its value
     if isinstance(repeats, Tracer) or (isinstance(repeats, (list, tuple))
                                        and has_tracer(repeats)):
         raise unsupported("np.repeat with traced per-element repeats (the result's size "
@@ -207,7 +209,7 @@ def unravel_index(indices, shape, order="C"):
 
 def tile(a, reps):
     x = lift(a)
-    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    reps = static_ints(reps)
     nd = max(x.ndim, len(reps))
     x = reshape(x, (1,) * (nd - x.ndim) + x.shape)
     reps = (1,) * (nd - len(reps)) + reps
@@ -221,6 +223,18 @@ def roll(a, shift, axis=None):
     x = lift(a)
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), shift, 0), x.shape)
+    if isinstance(shift, Tracer) and shift.ndim == 0 and np.ndim(axis) == 0:
+        # a traced shift (jnp.roll takes one; under vmap, one per example): the indices
+        # (i - shift) mod n, always in range
+        ax = normalize_axis(axis, x.ndim)
+        n = x.shape[ax]
+        if not dt(shift).is_int:
+            raise numpy_error(TypeError, f"roll's shift must be an integer, got {shift.dtype}",
+                              "convert it with .astype(int)")
+        if n:
+            i = np.arange(n, dtype=np.int64) - convert(shift, dtypes.int64)
+            x = take(x, remainder(i, np.int64(n)), ax)
+        return x
     shifts = np.broadcast_to(shift, np.shape(axis)).tolist() if np.ndim(axis) else [shift]
     for ax, sh in zip(np.atleast_1d(axis).tolist(), np.atleast_1d(shifts).tolist()):
         ax = normalize_axis(ax, x.ndim)
@@ -267,8 +281,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
 def resize(a, new_shape):
     """np.resize: the flattened array repeated (or cut) to fill ``new_shape``."""
     x = lift(a)
-    shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(
-        int(d) for d in new_shape)
+    shape = static_ints(new_shape)
     if any(d < 0 for d in shape):
         raise numpy_error(ValueError, "all elements of `new_shape` must be non-negative",
                           "pass a shape of non-negative sizes")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import numpy_error
-from .lifting import astype, concatenate, expand_dims, lift, lift_all, lift_arrays, reshape
+from .lifting import (astype, concatenate, expand_dims, lift, lift_all, lift_arrays, reshape,
+                      static_ints)
 from .rules import abstract, normalize_axis
 from .shapes import slice_
 
@@ -76,6 +77,8 @@ def split(ary, indices_or_sections, axis=0):
     x = lift(ary)
     axis = normalize_axis(axis, x.ndim)
     n = x.shape[axis]
+    if np.ndim(indices_or_sections) == 0:
+        indices_or_sections = static_ints(indices_or_sections)[0]
     if isinstance(indices_or_sections, (int, np.integer)):
         if n % indices_or_sections:
             raise numpy_error(ValueError, f"array split does not result in an equal division: "
@@ -113,6 +116,8 @@ def splitter(axis, min_ndim, name):
 
 def array_split(ary, indices_or_sections, axis=0):
     x = lift(ary)
+    if np.ndim(indices_or_sections) == 0:
+        indices_or_sections = static_ints(indices_or_sections)[0]
     if not isinstance(indices_or_sections, (int, np.integer)):
         return split(x, indices_or_sections, axis)
     n, k = x.shape[normalize_axis(axis, x.ndim)], int(indices_or_sections)

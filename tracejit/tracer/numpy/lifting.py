@@ -8,6 +8,7 @@ list of tracers (stack, concatenate, expand_dims, reshape) and ``promote`` broad
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -215,9 +216,18 @@ def _reshape_error(x: Tracer, shape) -> ValueError:
                        "the new shape must have as many elements as the old one")
 
 
+def static_ints(v) -> tuple[int, ...]:
+    """A shape or counts, one int or a sequence of them, as ints. A traced one raises the
+    ConcretizationError saying Python needs its value (jit: static_argnums; grad and vmap
+    then trace again with the int static), not "iteration over a 0-d traced array"."""
+    if np.ndim(v) == 0:
+        return (operator.index(v),)
+    return tuple(operator.index(d) for d in v)
+
+
 def broadcast_to(x, shape) -> Tracer:
     x = lift(x)
-    shape = tuple(int(s) for s in shape)
+    shape = static_ints(shape)
     if x.shape == shape:
         return x
     if any(n < 0 for n in shape):    # else the IR's type check refused it, naming no line
