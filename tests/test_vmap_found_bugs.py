@@ -56,11 +56,17 @@ def test_in_axes_may_be_a_numpy_integer():
     np.testing.assert_allclose(out, X.T * 2)
 
 
-def test_axis_size_that_disagrees_with_the_mapped_axes_names_axis_size():
-    # the message listed only the arguments' sizes: "inconsistent sizes ...: [4]"
-    with pytest.raises(ValueError, match=r"axis_size 5.*\b4\b") as e:
+def test_size_errors_name_axis_size_and_each_mapped_argument():
+    # the message listed bare sizes ("inconsistent sizes for the mapped axes: [4]" with
+    # axis_size=5, "[2, 4]" for two arguments) and "an argument with shape ()": jax names them
+    with pytest.raises(ValueError, match=r"axis_size 5; argument x: axis 0 of size 4") as e:
         vmap(lambda x: x, axis_size=5)(X)
     assert __file__ in str(e.value)
+    with pytest.raises(ValueError, match=r"argument x: axis 1 of size 3; argument y\['b'\]: "
+                                         r"axis 0 of size 4"):
+        vmap(lambda x, y: x, in_axes=(1,))(X, y={"b": X})
+    with pytest.raises(ValueError, match=r"in_axes 0 of argument w\[1\], of shape \(\)"):
+        vmap(lambda v, w: v * w[1])(X, [X[:, 0], 2.0])
 
 
 def test_calling_vmap_of_the_same_function_again_does_not_trace_again():

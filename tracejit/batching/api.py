@@ -8,6 +8,7 @@ transform is jitted, one trace per signature, like grad.
 """
 from __future__ import annotations
 
+import re
 import types
 import weakref
 
@@ -17,7 +18,7 @@ from ..autodiff.api import Transformed, _arg_names, _name
 from ..autodiff.build import Concrete
 from ..tracer.errors import call_error
 from ..tracer.numpy.lifting import emit, lift
-from ..tracer.pytree import _sorted_keys, flatten, unflatten
+from ..tracer.pytree import _sorted_keys, flatten, flatten_with_paths, unflatten
 from ..tracer.trace_function import trace
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
@@ -160,18 +161,20 @@ def _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
             continue
         shape = tuple(np.shape(x))
         if not -len(shape) <= a < len(shape):
-            raise call_error(f"tracejit.vmap: in_axes {a} of an argument with shape {shape}: "
-                             "a mapped argument needs that axis",
+            raise call_error(f"tracejit.vmap: in_axes {a} of {_leaf_name(fun, args, kwargs, i)}, "
+                             f"of shape {shape}: a mapped argument needs that axis",
                              "map an axis the argument has, or pass in_axes=None for it",
                              ValueError)
         axes[i] = a % len(shape)
         if size is None:
             size = shape[axes[i]]
         elif shape[axes[i]] != size:
-            sizes = sorted({np.shape(y)[b] for y, b in zip(leaves, axes) if b is not None})
-            given = f"axis_size {axis_size}, " if axis_size is not None else ""
+            sizes = [f"{_leaf_name(fun, args, kwargs, j)}: axis {b % np.ndim(y)} of size "
+                     f"{np.shape(y)[b]}" for j, (y, b) in enumerate(zip(leaves, axes))
+                     if b is not None and -np.ndim(y) <= b < np.ndim(y)]
+            given = [f"axis_size {axis_size}"] if axis_size is not None else []
             raise call_error(f"tracejit.vmap got inconsistent sizes for the mapped axes: "
-                             f"{given}{sizes}",
+                             f"{'; '.join(given + sizes)}",
                              "map arguments whose mapped axes have one size (that of "
                              "axis_size, where given)", ValueError)
     if size is None:
@@ -210,6 +213,20 @@ def _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
     n = traced.n_results
     out = unflatten(traced.out_tree, outs[:n])
     return _out_axes(out, obs[:n], out_axes, size)
+
+
+def _leaf_name(fun, args, kwargs, i: int) -> str:
+    """The ``i``-th leaf of ``(args, kwargs)`` as the user names it: ``x``, ``params['w']``."""
+    path = flatten_with_paths((args, kwargs))[1][i]
+    m = re.match(r"\[(\d)\]\[([^\]]+)\](.*)", path)
+    if m is None:
+        return "an argument"
+    which, key, rest = m.groups()
+    if which == "1":
+        return f"argument {key.strip(chr(39))}{rest}"
+    names = _arg_names(fun) or []
+    k = int(key)
+    return f"argument {names[k] if k < len(names) else f'args[{k}]'}{rest}"
 
 
 def _out_axes(out, batched: list[bool], out_axes, size):
