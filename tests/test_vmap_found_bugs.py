@@ -82,6 +82,7 @@ def test_calling_vmap_of_the_same_function_again_does_not_trace_again():
     for _ in range(2):
         np.testing.assert_allclose(vmap(f, in_axes=[1])(X.T), np.sin(X).sum(axis=1))
     assert len(traces) == 2
+    assert vmap(np.cumsum) is vmap(np.cumsum) and vmap(np.sin) is vmap(np.sin)
 
 
 def test_the_transform_cache_follows_what_the_function_reads():

@@ -85,7 +85,18 @@ class _Vmaps(dict):
         return _Vmaps, ()
 
 
-def _cache_of(fun) -> _Vmaps | None:
+# NumPy's functions and ufuncs (vmap(np.linalg.solve)) live as long as the process: their
+# vmaps are kept here
+_LIBRARY_VMAPS: dict = {}
+_LIBRARY_KINDS = (np.ufunc, type(np.sort), types.BuiltinFunctionType)
+
+
+def _cache_of(fun) -> dict | None:
+    if isinstance(fun, _LIBRARY_KINDS):
+        try:
+            return _LIBRARY_VMAPS.setdefault(fun, {})
+        except TypeError:       # (unhashable)
+            return None
     if not isinstance(fun, types.FunctionType):
         return None
     cache = fun.__dict__.get(_CACHE_ATTR)
