@@ -77,6 +77,9 @@ def _machine(t: _Target):
     return tm
 
 
+_LARGE32_VECTORS = "32_large_v"      # mathlib.large32_name(...) + "_v{lanes}"
+
+
 def optimized(ir_text: str, speed: int = 3):
     """The module of ``ir_text`` after LLVM's O3 pipeline (``speed``: O2, O1) for this
     machine, and the target machine that emits it."""
@@ -96,7 +99,15 @@ def optimized(ir_text: str, speed: int = 3):
     # LLVM against 0.66-0.92 s; softmax and layer norm of 4096x1024 run as fast (2.56-2.68
     # and 1.58-1.70 ms against 2.63-2.69 and 1.50-1.77 ms, three processes each).
     pto.loop_unrolling = False
-    llvm_unlocked.run_pipeline(llvm.create_pass_builder(tm, pto), mod)
+    pb = llvm.create_pass_builder(tm, pto)
+    llvm_unlocked.run_pipeline(pb, mod)
+    if _LARGE32_VECTORS in ir_text:
+        # float32 sin/cos: the vector versions of their large-argument call, which the loop
+        # vectorizer has just put in, inlined (a test of the lanes and a branch per vector
+        # step instead of a call; mathlib.py)
+        mpm = llvm.create_new_module_pass_manager()
+        mpm.add_always_inliner_pass()
+        llvm_unlocked.run_pass_manager(mpm, mod, pb)
     return mod, tm
 
 

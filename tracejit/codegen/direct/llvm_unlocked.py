@@ -43,6 +43,11 @@ def run_pipeline(pass_builder, module: ModuleRef) -> None:
     _raw("LLVMPY_RunNewModulePassManager")(mpm, module, pass_builder)
 
 
+def run_pass_manager(mpm, module: ModuleRef, pass_builder) -> None:
+    """A module pass manager of one's own making, after the default pipeline."""
+    _raw("LLVMPY_RunNewModulePassManager")(mpm, module, pass_builder)
+
+
 def emit_object(machine, module: ModuleRef) -> bytes:
     with ffi.OutputString() as err:
         buf = _raw("LLVMPY_TargetMachineEmitToMemory")(machine, module, 1, err)
