@@ -120,6 +120,19 @@ def test_np_roll_takes_a_shift_per_example():
     np.testing.assert_allclose(vmap(np.roll)(X, S), per_example(np.roll, X, S))
 
 
+def test_a_slice_with_a_per_example_bound_says_how_to_read_the_window():
+    # jax's x[i:i + 2] needs lax.dynamic_slice; tracejit's error said x was "a NumPy array or
+    # a Python list that is not traced", of a mapped (traced) x
+    I = np.array([0, 1, 1, 0])
+    with pytest.raises(tracejit.ConcretizationError, match=r"slice with a traced bound(.|\n)*"
+                                                           r"i \+ np.arange\(n\)") as e:
+        vmap(lambda x, i: x[i:i + 2])(X, I)
+    assert __file__ in str(e.value) and "not traced" not in str(e.value)
+    np.testing.assert_allclose(vmap(lambda x, i: x[i + np.arange(2)])(X, I),
+                               per_example(lambda x, i: x[i:i + 2], X, I))
+    np.testing.assert_allclose(vmap(lambda x, i: x[i:i + 2], in_axes=(0, None))(X, 1), X[:, 1:])
+
+
 def test_against_jax():
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")

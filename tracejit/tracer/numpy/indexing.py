@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import numpy_error, unsupported
+from ..errors import ConcretizationError, numpy_error, unsupported, user_location
 from ..tracer import Tracer
 from ..views import fresh
 from .gather import gather_linear
@@ -95,6 +95,16 @@ def getitem(x: Tracer, key):
             continue
         n = x.shape[dim]
         if isinstance(k, slice):
+            if any(isinstance(b, Tracer) for b in (k.start, k.stop, k.step)):
+                # (else k.indices called __index__, whose error blamed an untraced array)
+                raise ConcretizationError(
+                    "A slice with a traced bound (x[i:i + n]: its size and place are "
+                    "Python ints)", user_location(),
+                    what_to_do="for n elements from a traced i, index with an array: "
+                    "x[i + np.arange(n)] (an index out of range is an IndexError; "
+                    "x[np.clip(i, 0, len(x) - n) + np.arange(n)] moves the window into "
+                    "range, as jax.lax.dynamic_slice does); for a Python int i, pass it "
+                    "static (jit's static_argnums, vmap's in_axes=None)")
             start, stop, step = k.indices(n)
             if step < 0:
                 # x[a:b:-s] == flip(x)[n-1-a : n-1-b : s]
