@@ -83,6 +83,9 @@ def test_calling_vmap_of_the_same_function_again_does_not_trace_again():
         np.testing.assert_allclose(vmap(f, in_axes=[1])(X.T), np.sin(X).sum(axis=1))
     assert len(traces) == 2
     assert vmap(np.cumsum) is vmap(np.cumsum) and vmap(np.sin) is vmap(np.sin)
+    for _ in range(2):
+        np.testing.assert_allclose(vmap(vmap(f))(X[None]), np.sin(X).sum(axis=1)[None])
+    assert len(traces) == 3
 
 
 def test_the_transform_cache_follows_what_the_function_reads():

@@ -97,8 +97,9 @@ def _cache_of(fun) -> dict | None:
             return _LIBRARY_VMAPS.setdefault(fun, {})
         except TypeError:       # (unhashable)
             return None
-    if not isinstance(fun, types.FunctionType):
-        return None
+    if not isinstance(fun, types.FunctionType) and not (
+            hasattr(type(fun), "__tracejit_body__") and hasattr(fun, "__dict__")):
+        return None         # (a transform's or jit's wrapper keeps them too: vmap(vmap(f)))
     cache = fun.__dict__.get(_CACHE_ATTR)
     if not isinstance(cache, _Vmaps) or cache.owner is None or cache.owner() is not fun:
         cache = fun.__dict__[_CACHE_ATTR] = _Vmaps(fun)
