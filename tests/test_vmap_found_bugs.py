@@ -117,6 +117,16 @@ def test_an_unmapped_int_may_be_a_count_of_tile_split_repeat_and_broadcast_to():
         tracejit.jit(lambda x, n: np.tile(x, n))(X[0], 2)
 
 
+def test_an_unmapped_dtype_is_passed_as_it_is():
+    # jax.vmap passes an in_axes=None leaf as it is; a scalar type (np.int32: its class has
+    # the __array__ of its instances) went to jit as an argument: "argument d has type type,
+    # which is not an array"
+    f = vmap(lambda x, d: x.astype(d), in_axes=(0, None))
+    assert f(X, np.int32).dtype == np.int32 and f(X, np.float16).dtype == np.float16
+    np.testing.assert_allclose(tracejit.grad(lambda x, d: x.astype(d).sum())(X, np.float32),
+                               np.ones_like(X))
+
+
 def test_np_roll_takes_a_shift_per_example():
     # jnp.roll takes a traced shift; np.roll of one was "np.atleast_1d of a list or tuple
     # holding traced values ... not supported"

@@ -153,14 +153,16 @@ class Transformed:
         volatile = []
 
         def opaque(x) -> bool:      # (an array of another library is jit's to take or refuse)
-            return is_static(x, "none") and not hasattr(x, "__array__")
+            # (a class, np.float32 as a dtype, has its instances' __array__ method)
+            return is_static(x, "none") and (not hasattr(x, "__array__")
+                                             or isinstance(x, type))
 
         def hold(v):
             leaves, tree = flatten(v)
             if not any(map(opaque, leaves)):
                 return v
             volatile.extend(x for x in leaves if opaque(x) and not isinstance(
-                x, (np.ufunc, types.BuiltinFunctionType)))
+                x, (np.ufunc, types.BuiltinFunctionType)) and not _scalar_type(x))
             return unflatten(tree, [_Concrete(x) if opaque(x) else x for x in leaves])
         return (tuple(a if i in diff else hold(a) for i, a in enumerate(args)),
                 {k: hold(v) for k, v in kwargs.items()}, bool(volatile))
@@ -203,6 +205,12 @@ class Transformed:
     def __tracejit_body__(self):
         """What a call inside a trace runs (tracer/external_arrays.py follows it)."""
         return self._traced
+
+
+def _scalar_type(x) -> bool:
+    """A dtype given as its scalar type (np.float32, float): a value no call changes."""
+    return x in (bool, int, float, complex) or (isinstance(x, type)
+                                                and issubclass(x, np.generic))
 
 
 def none_differentiated(nargs: int) -> tuple:
