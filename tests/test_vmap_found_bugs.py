@@ -50,6 +50,14 @@ def test_cond_with_a_per_example_predicate_does_not_factor_the_singular_matrix_i
     np.testing.assert_allclose(vmap(f)(A), per_example(f, A))
 
 
+def test_cond_with_a_per_example_predicate_does_not_raise_an_int_to_the_power_it_guards():
+    a, b = np.array([7, 8, 9]), np.array([1, -1, 2])
+
+    def f(a, b):
+        return lax.cond(b >= 0, lambda: a ** b, lambda: a * 0)
+    np.testing.assert_array_equal(vmap(f)(a, b), per_example(f, a, b))
+
+
 def test_in_axes_may_be_a_numpy_integer():
     # _check_axes_spec accepted np.int64(1); the call then failed with "'numpy.int64' object
     # is not iterable"

@@ -62,7 +62,8 @@ def _cond(o, xs, bs, size):
 
 
 # Ops that may raise on the values an example sends them (NumPy's LinAlgError for a singular
-# or not positive definite matrix, or a NaN in eigh/svd; IndexError for an index out of range)
+# or not positive definite matrix, or a NaN in eigh/svd; IndexError for an index out of range;
+# ValueError for an integer to a negative power)
 _RAISING = frozenset({ops.solve, ops.cholesky, ops.eigh, ops.svd})
 _INDEXED = frozenset({ops.take, ops.scatter, ops.scatter_add})
 
@@ -81,6 +82,8 @@ def _may_fail(fn) -> bool:
             constants.update(o.results)
         if (o.opdef in _RAISING or o.opdef is ops.while_loop or o.opdef.side_effect
                 or o.opdef in _INDEXED and o.operands[1] not in constants
+                or o.opdef is ops.power and o.results[0].type.dtype.is_int
+                and o.operands[1] not in constants
                 or any(_may_fail(r) for r in o.regions)):
             return True
     return False
