@@ -135,6 +135,21 @@ def test_an_unmapped_dtype_is_passed_as_it_is():
                                np.ones_like(X))
 
 
+def test_vmap_runs_under_disable_jit(monkeypatch):
+    # config.disable_jit (debugging: run the Python) made vmap fail with "RuntimeError: no
+    # trace is active"; grad ran. Now each example runs in Python and the results stack.
+    monkeypatch.setattr(tracejit.config, "disable_jit", True)
+    seen = []
+
+    def f(x, w):
+        seen.append(type(x))
+        return {"a": x * w, "b": w}
+    out = vmap(f, in_axes=(1, None), out_axes={"a": 1, "b": None})(X, 2.0)
+    np.testing.assert_allclose(out["a"], X * 2)
+    assert out["b"] == 2.0 and seen == [np.ndarray] * 3
+    np.testing.assert_allclose(vmap(tracejit.grad(lambda x: (x ** 2).sum()))(X), 2 * X)
+
+
 def test_np_roll_takes_a_shift_per_example():
     # jnp.roll takes a traced shift; np.roll of one was "np.atleast_1d of a list or tuple
     # holding traced values ... not supported"

@@ -193,6 +193,8 @@ def _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
         raise call_error("tracejit.vmap: no argument is mapped (every in_axes is None), so "
                          "the batch size is unknown", "pass axis_size=n", ValueError)
     outer = current_trace()
+    if outer is None:           # config.disable_jit: jit ran this on the arrays themselves
+        return _one_by_one(fun, leaves, tree, axes, size, out_axes)
     batched_in, examples = [], []
     for x, a in zip(leaves, axes):
         if a is None:
@@ -225,6 +227,30 @@ def _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
     n = traced.n_results
     out = unflatten(traced.out_tree, outs[:n])
     return _out_axes(out, obs[:n], out_axes, size)
+
+
+def _one_by_one(fun, leaves, tree, axes, size, out_axes):
+    """vmap under ``config.disable_jit``: ``fun`` called on each example in Python (prints,
+    breakpoints and exceptions where the user's code is), its results stacked along
+    ``out_axes``; an out_axes None result is the first example's."""
+    if size == 0:
+        raise call_error("tracejit.vmap of 0 examples under config.disable_jit: there is no "
+                         "example to run the function on, to learn its results' shapes",
+                         "turn disable_jit off for this call, or map at least one example",
+                         ValueError)
+    outs = []
+    for k in range(size):
+        example = [x if a is None else np.take(np.asarray(x), k, axis=a)
+                   for x, a in zip(leaves, axes)]
+        args, kwargs = unflatten(tree, example)
+        outs.append(fun(*args, **kwargs))
+    first, out_tree = flatten(outs[0])
+    columns = [flatten(o)[0] for o in outs]
+    axes_out = _axes_of(outs[0], tuple(out_axes) if isinstance(out_axes, list) else out_axes,
+                        "out_axes", "the result")
+    placed = [first[j] if a is None else np.stack([np.asarray(c[j]) for c in columns], axis=a)
+              for j, a in enumerate(axes_out)]
+    return unflatten(out_tree, placed)
 
 
 def _leaf_name(fun, args, kwargs, i: int) -> str:
