@@ -21,7 +21,7 @@ LAYERS = [
     {"ir"},
     {"tracer", "codegen"},     # tracing and code generation know nothing of each other
     {"driver"},                # jit: cache key, passes, backend choice, tiers
-    {"autodiff", "debugging", "lax", "scipy"},
+    {"autodiff", "debugging", "lax", "scipy", "random"},   # random: JAX's PRNG on the tracer
     {"batching"},              # vmap: built on autodiff's Transformed (jit on arrays)
     {"nn", "optim"},
     {"amp"},                   # mixed precision: may use nn and optim

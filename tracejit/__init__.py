@@ -29,7 +29,7 @@ __all__ = ["ir", "lax", "config", "ConfigWarning", "jit", "make_ir", "register_p
 
 # Imported on first use (``tracejit.nn.Linear`` after ``import tracejit``, as with torch.nn),
 # so that ``import tracejit`` stays as fast for code that does not use them.
-_LAZY_SUBMODULES = ("nn", "optim", "scipy", "amp")
+_LAZY_SUBMODULES = ("nn", "optim", "scipy", "amp", "random")
 
 
 def __getattr__(name):

@@ -90,8 +90,10 @@ def _refuse_draw(callee):
         raise unsupported(
             f"a NumPy random draw ({name}), whose numbers would be drawn once, while "
             "tracing, and reused by every call",
-            "draw the numbers outside the jitted function and pass them in as an argument "
-            "(or pass a seed: tracejit.nn.functional.dropout hashes a seed into a mask)")
+            "pass a key as an argument and draw from it with tracejit.random (JAX's API: "
+            "key = tracejit.random.PRNGKey(0); key, sub = tracejit.random.split(key); "
+            "tracejit.random.normal(sub, shape)), new numbers each call without retracing; "
+            "or draw the numbers outside the jitted function and pass them in")
 
 
 def refuse_random_caller(frame):
