@@ -97,6 +97,16 @@ def test_calling_vmap_of_the_same_function_again_does_not_trace_again():
     assert len(traces) == 3
 
 
+def test_a_kept_transform_keeps_its_in_axes_when_the_callers_list_changes():
+    def f(a, b):
+        return a + b
+    axes = [0, None]
+    np.testing.assert_allclose(vmap(f, in_axes=axes)(X, X[0]), X + X[0])
+    axes[1] = 0
+    np.testing.assert_allclose(vmap(f, in_axes=axes)(X, X), X + X)
+    np.testing.assert_allclose(vmap(f, in_axes=[0, None])(X, X[0]), X + X[0])
+
+
 def test_the_transform_cache_follows_what_the_function_reads():
     scale = 2.0
     W = np.ones(3)

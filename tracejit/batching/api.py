@@ -8,6 +8,7 @@ transform is jitted, one trace per signature, like grad.
 """
 from __future__ import annotations
 
+import copy
 import re
 import types
 import weakref
@@ -44,6 +45,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
     cache, key = _cache_of(fun), _key((in_axes, out_axes, axis_size))
     if cache is not None and key is not None and key in cache:
         return cache[key]
+    # (the caller's lists and dicts may change after this; the transform keeps its own)
+    in_axes, out_axes = copy.deepcopy(in_axes), copy.deepcopy(out_axes)
 
     def traced(*args, **kwargs):
         return _vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs)
