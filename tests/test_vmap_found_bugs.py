@@ -160,6 +160,23 @@ def test_vmap_runs_under_disable_jit(monkeypatch):
     np.testing.assert_allclose(vmap(tracejit.grad(lambda x: (x ** 2).sum()))(X), 2 * X)
 
 
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+tracejit.register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
+
+
+def test_in_axes_and_out_axes_may_be_a_registered_class_as_its_own_prefix():
+    # jax takes in_axes=(Pair(0, None),) for a Pair argument; tracejit said "in_axes <Pair
+    # object> does not match the structure of args[0], Pair"
+    out = vmap(lambda p: Pair(p.a * p.b, p.b), in_axes=(Pair(0, None),),
+               out_axes=Pair(1, None))(Pair(X, X[0]))
+    np.testing.assert_allclose(out.a, (X * X[0]).T)
+    np.testing.assert_allclose(out.b, X[0])
+
+
 def test_np_roll_takes_a_shift_per_example():
     # jnp.roll takes a traced shift; np.roll of one was "np.atleast_1d of a list or tuple
     # holding traced values ... not supported"

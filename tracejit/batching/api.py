@@ -19,7 +19,8 @@ from ..autodiff.api import Transformed, _arg_names, _name
 from ..autodiff.build import Concrete
 from ..tracer.errors import call_error
 from ..tracer.numpy.lifting import emit, lift
-from ..tracer.pytree import _sorted_keys, flatten, flatten_with_paths, unflatten
+from ..tracer.pytree import (_sorted_keys, flatten, flatten_with_paths,
+                              is_registered_node, node_of, unflatten)
 from ..tracer.trace_function import trace
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
@@ -148,6 +149,13 @@ def _axes_of(value, spec, what: str, path: str) -> list:
             and len(spec) == len(value)):
         return [a for i, (v, s) in enumerate(zip(value, spec))
                 for a in _axes_of(v, s, what, f"{path}[{i}]")]
+    if type(spec) is type(value) and is_registered_node(value):
+        # a registered class as its own prefix, as in jax (P(0, None) for a P(a, b))
+        _, _, specs, _ = node_of(spec)
+        _, _, children, keys = node_of(value)
+        if len(specs) == len(children):
+            return [a for v, s, k in zip(children, specs, keys)
+                    for a in _axes_of(v, s, what, path + k)]
     raise call_error(f"tracejit.vmap: {what} {spec!r} does not match the structure of "
                      f"{path or 'the value'}, {type(value).__name__}"
                      f"{f' of {len(value)}' if isinstance(value, (tuple, list, dict)) else ''}",
