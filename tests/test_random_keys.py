@@ -68,6 +68,19 @@ def test_keys_and_draws_are_jaxs():
                                                                            8, 9, 0, 1]
 
 
+@pytest.mark.slow
+def test_bfloat16_draws_are_jaxs():
+    """bfloat16 (ml_dtypes'): uniform from 8 random bits, as JAX draws them. Slow alone:
+    importing ml_dtypes takes 2 s."""
+    bf16 = pytest.importorskip("ml_dtypes").bfloat16
+    k42 = jr.PRNGKey(42)
+    u = jr.uniform(k42, (4,), bf16)
+    assert u.dtype == bf16 and u.astype(np.float32).tolist() == [0.6328125, 0.84375, 0.96875,
+                                                                 0.8359375]
+    assert jr.normal(k42, (4,), bf16).astype(np.float32).tolist() == [0.34375, 1.015625,
+                                                                      1.890625, 0.984375]
+
+
 def test_the_original_threefry_layout_is_jaxs():
     """jax_threefry_partitionable off (JAX's layout before 0.5)."""
     k42 = jr.PRNGKey(42)

@@ -19,9 +19,20 @@ from .erfinv import erf_inv
 from .threefry import UINT_DTYPES, _shape, check_key, random_bits, subkeys
 
 
+def is_float(dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"     # ml_dtypes' is kind "V"
+
+
+def _bits_and_mantissa(dtype):
+    if dtype.name == "bfloat16":
+        return 16, 7
+    info = np.finfo(dtype)
+    return info.bits, info.nmant
+
+
 def _float_dtype(dtype, name):
     dtype = np.dtype(np.float32 if dtype is None else dtype)
-    if dtype.kind != "f":
+    if not is_float(dtype):
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
     return dtype
 
@@ -49,10 +60,12 @@ def _check_shape(name, shape, *param_shapes):
 
 def _unit_floats(key, shape, dtype):
     """Floats in [0, 1) with the mantissa's bits random (JAX's ``_uniform`` before scaling)."""
-    info = np.finfo(dtype)
-    nbits, nmant = info.bits, info.nmant
-    bits = random_bits(key, nbits, shape)
-    shifted = bits // UINT_DTYPES[nbits].type(1 << (nbits - nmant))
+    nbits, nmant = _bits_and_mantissa(dtype)
+    rng_bits = 8 if nmant < 8 else nbits        # bfloat16: 8 random bits, as JAX draws
+    bits = random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        bits = bits.astype(UINT_DTYPES[nbits])
+    shifted = bits // UINT_DTYPES[nbits].type(1 << (rng_bits - nmant))
     return shifted.astype(dtype) * dtype.type(2.0 ** -nmant)
 
 
@@ -123,7 +136,7 @@ def bernoulli(key, p=0.5, shape=None):
         p = np.float32(p)
     if not isinstance(p, Tracer):
         p = np.asarray(p)
-    if p.dtype.kind != "f":
+    if not is_float(p.dtype):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
     if shape is None:
         shape = tuple(p.shape)
@@ -202,7 +215,8 @@ def gumbel(key, shape=(), dtype=None):
 
 
 def _gumbel(key, shape, dtype):
-    u = _uniform(key, shape, dtype, np.finfo(dtype).tiny, 1.0)
+    tiny = np.finfo(np.float32 if dtype.name == "bfloat16" else dtype).tiny   # same exponent
+    u = _uniform(key, shape, dtype, tiny, 1.0)
     return -np.log(-np.log(u))
 
 
@@ -220,7 +234,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True):
     key = check_key("categorical", key)
     if not isinstance(logits, Tracer):
         logits = np.asarray(logits)
-    if logits.dtype.kind != "f":
+    if not is_float(logits.dtype):
         logits = logits.astype(np.float32)
     ndim = logits.ndim
     ax = axis + ndim if axis < 0 else axis
@@ -312,7 +326,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     else:
         if not isinstance(p, Tracer):
             p = np.asarray(p)
-        if p.dtype.kind != "f":
+        if not is_float(p.dtype):
             p = p.astype(np.float32)
         if tuple(p.shape) != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as "

@@ -81,7 +81,7 @@ def _erf_inv64(x, f):
 def erf_inv(x):
     """erfinv(x) for x in [-1, 1] (+-inf at +-1, nan outside), in x's float dtype."""
     dtype = x.dtype
-    if dtype.kind != "f":
+    if dtype.kind != "f" and dtype.name != "bfloat16":
         raise TypeError(f"erf_inv needs a float array, got {dtype}")
     with np.errstate(invalid="ignore", divide="ignore"):
         if dtype == np.float64:
