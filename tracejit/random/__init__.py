@@ -18,11 +18,11 @@ instead, since its numbers would be drawn once while tracing.
 The generator is Threefry-2x32 (threefry.py); the samplers are JAX's algorithms
 (distributions.py); erf_inv is XLA's (erfinv.py). Keys, split, fold_in, bits, uniform,
 bernoulli, randint, permutation and choice give jax.random's exact numbers (both settings of
-``jax_threefry_partitionable``; float16, bfloat16, float32, float64); categorical, an argmax over Gumbel noise, too
-unless an ulp decides it. What goes through a log differs in the last bits where XLA's log and
-log1p round otherwise than NumPy's: normal is 95 % identical, at most 3 ulp off in float32 (30
-in float64, where XLA's log1p is the less accurate); gumbel, exponential and truncated_normal
-likewise (absolute errors of a few float32 ulp of 1).
+``jax_threefry_partitionable``; float16, bfloat16, float32, float64); categorical, an argmax
+over Gumbel noise, too unless an ulp decides it. What goes through a log differs in the last
+bits where XLA's log and log1p round otherwise than NumPy's: normal is 95 % identical, at most
+3 ulp off in float32 (30 in float64, where XLA's log1p is the less accurate); gumbel,
+exponential and truncated_normal likewise (absolute errors of a few float32 ulp of 1).
 """
 from .distributions import (bernoulli, categorical, choice, exponential, gumbel, normal,
                             permutation, randint, truncated_normal, uniform)
