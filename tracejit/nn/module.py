@@ -22,6 +22,7 @@ import numpy as np
 
 from ..tracer import Tracer, register_pytree_node
 from ..tracer.pytree import note_static_change
+from ..tracer.trace_state import outside_array, read_from_outside
 
 
 def _is_array(v) -> bool:
@@ -54,6 +55,13 @@ class Module:
             if value is not None and not _is_array(value):
                 raise TypeError(f"cannot assign '{type(value).__name__}' object to buffer "
                                 f"'{name}' (an array or None required)")
+            old = buffers[name]
+            if isinstance(value, Tracer) and type(old) is np.ndarray \
+                    and read_from_outside(old):
+                # the user's model, which jit reads from outside (not a traced copy of it)
+                if value is _traced_state(old):
+                    return     # self.count += 1 wrote into the buffer's tracer: in place
+                raise _rebound_buffer(type(self).__name__, name)
             buffers[name] = value
             return
         params = d.setdefault("_parameters", {})
@@ -84,7 +92,13 @@ class Module:
         if name in d.get("_parameters", {}):
             return d["_parameters"][name]
         if name in d.get("_buffers", {}):
-            return d["_buffers"][name]
+            # Under jit, the buffer of a model read from outside (a closure's, jit(model)'s)
+            # is the trace's parameter for it, so that self.count += 1, self.buf[...] = v
+            # or self.buf *= m in a forward is a traced write jit copies back (on the array
+            # itself NumPy made it once, at trace time, or refused a traced value)
+            buffer = d["_buffers"][name]
+            lifted = _traced_state(buffer)
+            return buffer if lifted is None else lifted
         if name in d.get("_modules", {}):
             return d["_modules"][name]
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
@@ -285,6 +299,24 @@ class Module:
             if b is not None:
                 lines.append(f"  {name} (buffer): {b.dtype}{list(b.shape)}")
         return "\n".join(lines) + ")" if len(lines) > 1 else f"{type(self).__name__}()"
+
+
+def _traced_state(buffer):
+    """The running trace's parameter for ``buffer`` if jit reads it from outside, else None."""
+    if type(buffer) is not np.ndarray:
+        return None
+    return outside_array(buffer)
+
+
+def _rebound_buffer(owner: str, name: str):
+    from ..tracer.errors import WriteRefusedError, caller_location, unsupported
+    return unsupported(f"assigning a new array to the buffer {owner}.{name} of a model the "
+                       "traced function reads from outside (a closure's, jit(model)'s): "
+                       "jit writes a buffer's new values back into the caller's array, but "
+                       "cannot rebind the attribute",
+                       f"write in place: self.{name}[...] = new (or np.copyto(self.{name}, "
+                       f"new), self.{name} *= m), as torch's running statistics are updated",
+                       loc=caller_location(), cls=WriteRefusedError)
 
 
 def _static_items(m: Module):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer.errors import caller_location, numpy_error
-from ..tracer.pytree import flatten_with_paths, state_leaves, unflatten
+from ..tracer.pytree import flatten, flatten_with_paths, state_leaves, unflatten
 from .hyperparameters import traced
 from .leaves import paired_leaves
 
@@ -70,7 +70,8 @@ class ParamGroups:
     def update(self, grads, state, params, *, lr=None):
         """New (params, state); ``lr``: a dict of learning rates by label, overriding those
         groups' rates for this call."""
-        _, gs, _ = paired_leaves(grads, params, {}, [])
+        paired_leaves(grads, params, {}, [])          # (the gradients' shapes checked)
+        gs, _ = flatten(grads)
         leaves, tree, groups = self._groups(params)
         new, new_state = list(leaves), {}
         rates = traced(self.lr)

@@ -320,6 +320,11 @@ class ExternalArrays:
         self._used[id(array)] = array
         return out if isinstance(out, Tracer) else None
 
+    def reaches(self, array) -> bool:
+        """Whether ``array`` is one of the arrays reached from outside (see ``found``)."""
+        entry = self._outside.get(id(array))
+        return entry is not None and entry[0] is array
+
     def view_of(self, array):
         """The tracer for ``array`` if it is a view of one of the arrays reached from outside
         (``layer.W.T``, ``cfg.table[:, 0]``, ``params["W"].reshape(-1)``: Python code made

@@ -135,6 +135,13 @@ def outside_array(array):
     return found
 
 
+def read_from_outside(array) -> bool:
+    """Whether the outermost active trace reached ``array`` from outside the function (a
+    closure model's buffer), lifted (``outside_array``) or left a constant."""
+    external = _stack.traces[0].external if _stack.traces else None
+    return external is not None and external.reaches(array)
+
+
 def check_alive(tracer) -> None:
     if not tracer._trace.active:
         loc = user_location()

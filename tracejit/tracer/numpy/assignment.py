@@ -83,6 +83,12 @@ INVERSE = {
 
 
 def setitem(x: Tracer, key, value) -> None:
+    if _writes_outer_state(x):
+        # (self.buf[...] = v of a closure's model in the function grad differentiates)
+        new = lift(x, current_trace()).copy()
+        setitem(new, key, value)
+        _outer_state_write(x, new, "unsafe", True)
+        return
     _check_writable(x, value)
     keys = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, Tracer) and k.dtype == np.bool_ for k in keys):
@@ -308,6 +314,10 @@ def _constant_key(key) -> bool:
 
 def update_in_place(x: Tracer, apply, other, symbol: str) -> Tracer:
     """``x op= y``: ``x``'s memory gets ``x op y``, cast as a ufunc's ``out`` is (same_kind)."""
+    if _writes_outer_state(x):
+        write_out(apply(lift(x, current_trace()), other), x, f"ufunc for {symbol}=",
+                  casting="same_kind")
+        return x
     _check_writable(x, other)
     write_out(apply(x, other), x, f"ufunc for {symbol}=", casting="same_kind")
     return x
@@ -327,16 +337,21 @@ def write_out(result, out, name: str, casting: str = "unsafe"):
                           "NumPy array cannot hold a traced value)",
                           "make out a traced array, e.g. np.zeros_like(x) of a traced x, or "
                           "assign the result")
-    result = lift(result, out._trace)
+    outer = _writes_outer_state(out)     # (np.add(self.buf, v, out=self.buf) inside grad)
+    result = lift(result, current_trace() if outer else out._trace)
     if result.ndim > out.ndim or np.broadcast_shapes(result.shape, out.shape) != out.shape:
         raise numpy_error(ValueError, f"non-broadcastable output operand with shape "
                           f"{out.shape} doesn't match the broadcast shape {result.shape}",
                           "out must have the result's shape")
-    _check_writable(out, result)
+    if not outer:
+        _check_writable(out, result)
     if casting != "unsafe" and not np.can_cast(result.dtype, out.dtype, casting):
         raise numpy_error(TypeError, f"Cannot cast {name} output from dtype('{result.dtype}') "
                           f"to dtype('{out.dtype}') with casting rule '{casting}'",
                           f"convert explicitly: x = (x op y).astype(np.{out.dtype})")
+    if outer:
+        _outer_state_write(out, result, "unsafe", True)
+        return out
     store(out, broadcast_to(convert(result, dt(out)), out.shape))
     return out
 
@@ -368,6 +383,15 @@ def copyto(dst, src, casting="same_kind", where=True):
     if where is not True:
         new = select(where, new, dst)
     store(dst, new)
+
+
+def _writes_outer_state(dst: Tracer) -> bool:
+    """Whether a write into ``dst`` is one into an enclosing trace's model state that the
+    current trace notes (``_outer_state_write``), as np.copyto's: an in-place operator,
+    ``out=`` or ``x[k] = v`` of a custom Module's forward (``self.count += 1``)."""
+    trace = current_trace()
+    return (trace is not None and dst._trace is not trace and dst._view is None
+            and trace.outer_state_writes is not None and id(dst) in dst._trace.state)
 
 
 def _outer_state_write(dst, src, casting, where) -> bool:

@@ -1,0 +1,155 @@
+"""Bugs found around nn model state (buffers, BatchNorm's running statistics) by writing
+training code as a PyTorch user would, each pinned by the test named after the behaviour.
+
+NumPy references always run; torch comparisons where torch is installed. Jitted checks run
+on the reference interpreter (no compilation)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tracejit
+from tracejit import nn, optim
+from tracejit.tracer import Tracer
+from tracejit.tracer.errors import UnsupportedError
+
+RNG = np.random.default_rng(7)
+XS = [RNG.standard_normal((4, 3)) for _ in range(3)]
+
+
+def _interp(fn):
+    return tracejit.jit(fn, backend="interpreter")
+
+
+class Tracking(nn.Module):
+    """A custom Module that keeps statistics in buffers, updated in place in its forward as
+    torch code writes it."""
+
+    def __init__(self, how):
+        self.how = how
+        self.w = np.ones(3)
+        self.register_buffer("buf", np.zeros(3))
+        self.register_buffer("count", np.zeros((), np.int64))
+
+    def forward(self, x):
+        if self.how == "iadd":
+            self.buf += x.mean(0)
+        elif self.how == "setitem":
+            self.buf[...] = x.mean(0)
+        elif self.how == "slice":
+            self.buf[:] = self.buf * 0.5 + x.mean(0)
+        elif self.how == "scale":
+            self.buf *= 0.9          # no traced operand: NumPy did it once, at trace time
+            self.buf += 1
+        elif self.how == "fill":
+            self.buf.fill(2.0)
+        elif self.how == "out":
+            np.add(self.buf, x.mean(0), out=self.buf)
+        if self.training:
+            self.count += 1
+        return x * self.w + self.buf
+
+
+def _calls(mode, m):
+    if mode == "closure":
+        return _interp(lambda x: m(x))
+    if mode == "jit(model)":
+        return _interp(m)
+    # grad of a function that closes over the model (a saliency map): the state is written
+    # all the same, as torch's forward writes it
+    return lambda x: tracejit.grad(lambda x: m(x).sum())(x)
+
+
+@pytest.mark.parametrize("mode", ["closure", "jit(model)", "grad"])
+@pytest.mark.parametrize("how", ["iadd", "setitem", "slice", "scale", "fill", "out"])
+def test_a_custom_forward_updating_its_buffers_in_place_works_for_a_closure_model(how, mode):
+    # x += v, x[...] = v, x *= c, x.fill(c), out=x and self.count += 1 on a buffer of a model
+    # jit reads from outside: refused with misleading messages (a "constant made by np.zeros",
+    # a "NumPy array cannot hold a traced value"), an internal error under grad (out=), and
+    # the count or the buffer was changed once by NumPy at trace time before the refusal
+    ref, m = Tracking(how), Tracking(how)
+    call = _calls(mode, m)
+    for x in XS:
+        want = ref(x)
+        got = call(x)
+        if mode != "grad":
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+        np.testing.assert_allclose(m.buf, ref.buf, rtol=1e-12)
+        assert m.count == ref.count
+    assert type(m.buf) is np.ndarray and type(m.count) is np.ndarray
+    assert m.count.dtype == np.int64 and m.count == len(XS)
+    m.eval()
+    ref.eval()
+    if mode != "grad":
+        np.testing.assert_allclose(call(XS[0]), ref(XS[0]), rtol=1e-12)
+    assert m.count == ref.count == len(XS)
+
+
+class Rebinding(nn.Module):
+    def __init__(self):
+        self.register_buffer("ema", np.zeros(3))
+
+    def forward(self, x):
+        self.ema = self.ema * 0.9 + x.mean(0)         # a new array, not the buffer's
+        return x - self.ema
+
+
+@pytest.mark.parametrize("mode", ["closure", "jit(model)", "grad"])
+def test_rebinding_a_buffer_of_a_closure_model_under_jit_is_a_clear_error(mode):
+    # was silent: the user's model kept the traced value (an escaped tracer), the result
+    # was wrong, and the next use failed far from the line
+    m = Rebinding()
+    with pytest.raises(UnsupportedError, match=r"buffer Rebinding\.ema.*\n.*self\.ema = "
+                                               r"self\.ema.*\n.*self\.ema\[\.\.\.\] = new"):
+        _calls(mode, m)(XS[0])
+    assert type(m.ema) is np.ndarray and not m.ema.any()
+    # eagerly it is torch's rebinding
+    m(XS[0])
+    np.testing.assert_allclose(m.ema, XS[0].mean(0))
+
+
+OPTIMIZERS = {
+    "SGD": lambda: optim.SGD(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "Adam": lambda: optim.Adam(lr=0.01, amsgrad=True, weight_decay=0.1),
+    "AdamW": lambda: optim.AdamW(lr=0.01),
+    "RMSprop": lambda: optim.RMSprop(lr=0.01, momentum=0.5, centered=True),
+    "Adagrad": lambda: optim.Adagrad(lr=0.1, initial_accumulator_value=0.1),
+    "Adamax": lambda: optim.Adamax(lr=0.01),
+    "NAdam": lambda: optim.NAdam(lr=0.01),
+    "RAdam": lambda: optim.RAdam(lr=0.01),
+    "ParamGroups": lambda: optim.ParamGroups(
+        {"decay": optim.AdamW(lr=0.01), "no_decay": optim.Adam(lr=0.01)},
+        label=lambda path, p: "no_decay" if p.ndim == 1 else "decay"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_an_eager_optimizer_step_on_a_batchnorm_model_warns_nothing_and_moves_no_buffer(name):
+    # Adam & co. computed their step on num_batches_tracked too (an int64 leaf: eps cast to
+    # 0, a 0 / 0): "RuntimeWarning: invalid value encountered in scalar divide" at every
+    # eager step (an error under np.seterr(all="raise")), and kept moments for each buffer
+    model = nn.Sequential(nn.Linear(3, 4, dtype=np.float64), nn.BatchNorm1d(4, dtype=np.float64),
+                          nn.Linear(4, 2, dtype=np.float64))
+    opt = OPTIMIZERS[name]()
+    state = opt.init(model)
+    n_params = len(model.parameters())
+    held = [v for v in state.values() if isinstance(v, list)] if name != "ParamGroups" else \
+        [v for s in state.values() for v in s.values() if isinstance(v, list)]
+    assert all(len(v) <= n_params for v in held)        # no state for the buffers
+    x = XS[0]
+    ref = nn.BatchNorm1d(4, dtype=np.float64)
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in range(3):
+            ref((x + k) @ model[0].weight.T + model[0].bias)
+            loss, grads = tracejit.value_and_grad(lambda m: (m(x + k) ** 2).mean())(model)
+            h0 = model[0].weight
+            model, state = opt.update(grads, state, model)
+            bn = model[1]
+            np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12)
+            np.testing.assert_allclose(bn.running_var, ref.running_var, rtol=1e-12)
+            assert type(bn.num_batches_tracked) is np.ndarray
+            assert bn.num_batches_tracked.dtype == np.int64 and bn.num_batches_tracked == k + 1
+            assert not np.array_equal(model[0].weight, h0)      # the parameters did move
