@@ -153,3 +153,48 @@ def test_an_eager_optimizer_step_on_a_batchnorm_model_warns_nothing_and_moves_no
             assert type(bn.num_batches_tracked) is np.ndarray
             assert bn.num_batches_tracked.dtype == np.int64 and bn.num_batches_tracked == k + 1
             assert not np.array_equal(model[0].weight, h0)      # the parameters did move
+
+
+def _eval_model():
+    model = nn.Sequential(nn.Linear(3, 2, dtype=np.float64), nn.BatchNorm1d(2, dtype=np.float64))
+    model(XS[1])
+    model.eval()
+    return model
+
+
+def test_jacobians_and_hessian_of_a_model_with_batchnorm_give_its_buffers_zeros():
+    # jacrev, jacfwd and hessian with respect to any model holding a BatchNorm were refused
+    # (its int64 num_batches_tracked: "cast it with ....astype(np.float64)"), in eval mode
+    # too; grad gives buffers zeros, and so do they now (JAX: float0 zeros for int leaves)
+    model = _eval_model()
+    bn = model[1]
+    x = XS[0]
+    scale = bn.weight / np.sqrt(bn.running_var + bn.eps)
+    # y[n, i] = (x[n] @ W[i] + b[i] - rm[i]) * scale[i] + beta[i]
+    want_w = np.einsum("ij,nk,i->nijk", np.eye(2), x, scale)
+    for jac in (tracejit.jacrev, tracejit.jacfwd):
+        J = jac(lambda m: m(x))(model)
+        np.testing.assert_allclose(J[0].weight, want_w, rtol=1e-12, atol=1e-15)
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            z = getattr(J[1], name)
+            assert z.shape == (4, 2) + getattr(bn, name).shape and not z.any()
+            assert z.dtype == getattr(bn, name).dtype
+    jm, jx = tracejit.jacrev(lambda m, x: m(x), argnums=(0, 1))(model, x)
+    np.testing.assert_allclose(jx, np.einsum("ni,ij,nm->nimj", scale[None] * np.ones((4, 1)),
+                                             model[0].weight, np.eye(4)), rtol=1e-12)
+    H = tracejit.hessian(lambda m: (m(x) ** 2).sum())(model)
+    # d2/dW2 of sum((x W^T + b - rm) * s)^2 = 2 s_i^2 x^T x on the diagonal blocks
+    want_h = 2 * np.einsum("ij,i,kl->ikjl", np.eye(2), scale ** 2, x.T @ x)
+    np.testing.assert_allclose(H[0].weight[0].weight, want_h, rtol=1e-10)
+    assert not H[1].num_batches_tracked[1].running_mean.any()
+    assert bn.num_batches_tracked == 1                       # eval mode: untouched
+
+
+def test_jacobians_of_a_model_in_training_mode_are_refused_before_touching_its_statistics():
+    model = _eval_model().train()
+    before = {k: v.copy() for k, v in model.state_dict().items()}
+    for jac in (tracejit.jacrev, tracejit.jacfwd, tracejit.hessian):
+        with pytest.raises(UnsupportedError, match="running_mean"):
+            jac(lambda m: (m(XS[0]) ** 2).sum())(model)
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])

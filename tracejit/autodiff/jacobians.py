@@ -6,18 +6,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer.errors import call_error
-from ..tracer.pytree import flatten, flatten_with_paths, unflatten
+from ..tracer.pytree import flatten, flatten_with_paths, state_leaves, unflatten
 from ..tracer.trace_function import _rename
 from .api import _arg_names, _callable, _check_float, jvp, vjp
 
 
 def _check_float_arg(fn, args, argnum, what):
     """Jacobians need float inputs, as grad does (an integer one gave jacfwd a Jacobian of
-    zeros and jacrev an IndexError; JAX refuses it)."""
+    zeros and jacrev an IndexError; JAX refuses it). A model's state (an nn.Module's buffers:
+    pytree.state_leaves) gets zero Jacobians instead, as grad gives it zero gradients (the
+    int64 num_batches_tracked of a BatchNorm was refused, "cast it to float64", in eval mode
+    too); JAX gives an integer leaf float0 zeros. Returns the state leaves' positions."""
     names = _arg_names(fn)
     name = names[argnum] if names and -len(names) <= argnum < len(names) else f"args{argnum}"
     leaves, paths, _ = flatten_with_paths(((args[argnum],), {}))
-    _check_float(leaves, [_rename(p, [name]) for p in paths], range(len(leaves)), what)
+    state = state_leaves(args[argnum])
+    _check_float(leaves, [_rename(p, [name]) for p in paths],
+                 [i for i in range(len(leaves)) if i not in state], what)
+    return state
+
+
+def _cotangent_leaves(ct, leaves, state) -> list:
+    """The cotangent of each of ``leaves`` from vjp's ``ct`` (which holds None for an integer
+    or bool leaf: flatten leaves it out), a model state's left None."""
+    got = iter(flatten(ct)[0])
+    out = []
+    for i, leaf in enumerate(leaves):
+        float_leaf = np.issubdtype(np.result_type(leaf), np.inexact) and not isinstance(
+            leaf, bool)
+        c = next(got) if float_leaf else None
+        out.append(None if i in state else c)
+    return out
 
 
 def _with_arg(fn, args, argnum, kwargs=None):
@@ -44,8 +63,7 @@ def jacrev(fn, argnums=0, has_aux=False):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     def jac(*args, **kwargs):
-        for n in nums:
-            _check_float_arg(fn, args, n, "jacrev")
+        states = [_check_float_arg(fn, args, n, "jacrev") for n in nums]
         xs = [args[n] for n in nums]
         out, pull, *aux = vjp(_with_args(fn, args, nums, kwargs), *xs, has_aux=has_aux)
         outs, out_tree = flatten(out)
@@ -65,9 +83,12 @@ def jacrev(fn, argnums=0, has_aux=False):
                 if size:
                     e[i] = 1
                 ct = zeros[:o] + [e.reshape(shape)] + zeros[o + 1:]
-                rows.append([flatten(c)[0] for c in pull(unflatten(out_tree, ct))])
+                rows.append([_cotangent_leaves(c, leaves, state) for c, (leaves, _), state
+                             in zip(pull(unflatten(out_tree, ct)), arg_leaves, states)])
             jacs = tuple(
-                unflatten(tree, [np.stack([r[a][k] for r in rows])[:size].reshape(
+                unflatten(tree, [np.zeros(shape + np.shape(x_leaf), np.result_type(x_leaf))
+                                 if k in states[a] else
+                                 np.stack([r[a][k] for r in rows])[:size].reshape(
                                      shape + np.shape(x_leaf))
                                  for k, x_leaf in enumerate(leaves)])
                 for a, (leaves, tree) in enumerate(arg_leaves))
@@ -109,7 +130,7 @@ def _jacfwd_leaves(fn, args, kwargs, argnum, has_aux=False):
     """(fn's output tree, for each output leaf the pytree of args[argnum] holding the
     Jacobians of that leaf: out_leaf.shape + arg_leaf.shape, and with ``has_aux`` fn's aux,
     else None)."""
-    _check_float_arg(fn, args, argnum, "jacfwd")
+    state = _check_float_arg(fn, args, argnum, "jacfwd")
     x = args[argnum]
     f = _with_arg(fn, args, argnum, kwargs)
     leaves, tree = flatten(x)
@@ -118,7 +139,12 @@ def _jacfwd_leaves(fn, args, kwargs, argnum, has_aux=False):
              for leaf in leaves]
     zeros = [np.zeros(np.shape(leaf), kind) for leaf, kind in zip(leaves, kinds)]
     out, out_tree, aux = [], None, None    # out[k][o]: output leaf o by argument leaf k
+    # (a model's state: zeros, and no pass, unless no other leaf makes one for the shapes)
+    pushed = [k for k in range(len(leaves)) if k not in state] or [0]
     for k, leaf in enumerate(leaves):
+        if k not in pushed:
+            out.append(None)
+            continue
         cols = []
         size = int(np.prod(np.shape(leaf)))
         # (an empty leaf pushes one zero tangent, for the output's tree, shapes and dtypes: its
@@ -136,6 +162,13 @@ def _jacfwd_leaves(fn, args, kwargs, argnum, has_aux=False):
         out.append([np.stack(col, axis=-1)[..., :size].reshape(tuple(np.shape(col[0]))
                                                    + tuple(np.shape(leaf)))
                     for col in zip(*cols)])
+        if k in state:
+            out[k] = [np.zeros(np.shape(j), np.result_type(leaf)) for j in out[k]]
+    ys = out[pushed[0]] if leaves else []
+    for k, leaf in enumerate(leaves):
+        if out[k] is None:
+            out[k] = [np.zeros(tuple(np.shape(y))[:np.ndim(y) - np.ndim(leaves[pushed[0]])]
+                               + tuple(np.shape(leaf)), np.result_type(leaf)) for y in ys]
     return out_tree, [unflatten(tree, [out[k][o] for k in range(len(leaves))])
                       for o in range(len(out[0]))], (aux or [None])[0]
 
