@@ -35,7 +35,7 @@ def test_compiled_cross_entropy_rejects_a_negative_target_and_keeps_ignore_index
     f = tj.jit(lambda x, t: F.cross_entropy(x, t, weight=np.array([1, 2, 3], np.float32)),
                tiered=False)
     with pytest.raises(IndexError, match="out of bounds in indexing or np.take at "
-                                         "functional.py"):
+                                         "losses.py"):
         f(LOGITS, np.array([0, 1, -1, 2], np.int64))
     ignored = np.array([0, -100, 2, 1], np.int64)
     np.testing.assert_allclose(
