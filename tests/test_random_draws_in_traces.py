@@ -59,3 +59,24 @@ def test_a_creation_function_bound_to_another_name_still_traces():
         out[0] = x[0]
         return out
     np.testing.assert_array_equal(tj.jit(f)(np.array([7.0, 1, 2])), [7, 0, 0])
+
+
+# Code without source (``python -c``, the REPL, ``exec`` of a string): the callee is read from
+# the bytecode. Before, the draw's np.empty got a traced array from C code: a segfault.
+NO_SOURCE = compile("""
+def draw(x):
+    return x + np.random.normal(size=x.shape)
+
+def zeros_written(x):
+    z = np.zeros((2, x.shape[0])); z[1] = x * 2
+    return z
+""", "<string>", "exec")
+
+
+def test_code_without_source_still_refuses_a_draw_and_traces_its_zeros():
+    space = {"np": np}
+    exec(NO_SOURCE, space)
+    with pytest.raises(UnsupportedError, match="random draw"):
+        tj.jit(space["draw"])(np.zeros(3))
+    np.testing.assert_array_equal(tj.jit(space["zeros_written"])(np.ones(3)),
+                                  [[0, 0, 0], [2, 2, 2]])

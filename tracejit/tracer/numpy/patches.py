@@ -68,14 +68,17 @@ def _from_user() -> bool:
     return is_user_file(sys._getframe(2).f_code.co_filename)
 
 
-def _called_by_user(wrapper) -> bool:
+def _called_by_user(wrapper, unknown: bool = True) -> bool:
     """Whether the wrapper's caller is the user's own call of it (not compiled code that the
-    user's line called); refuses a random draw (module docstring)."""
+    user's line called); refuses a random draw (module docstring). ``unknown``: the answer
+    where the user's line has no source to read it from (``python -c``, ``exec``)."""
     frame = sys._getframe(2)
     if not is_user_file(frame.f_code.co_filename):
         return False
     callee = call_site.callee(frame)
-    if callee is call_site.UNKNOWN or callee is wrapper:
+    if callee is call_site.UNKNOWN:
+        return unknown
+    if callee is wrapper:
         return True
     if isinstance(callee, str):
         return callee == wrapper.__name__
@@ -139,7 +142,10 @@ def _creating(original):
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
         trace = current_trace()
-        if trace is None or kwargs.get("like") is not None or not _called_by_user(wrapper):
+        # Without the user's source, NumPy's array: C code (a random draw's np.empty) may be
+        # the caller, and writing into a traced array crashed the process
+        if (trace is None or kwargs.get("like") is not None
+                or not _called_by_user(wrapper, unknown=False)):
             return original(*args, **kwargs)
         return made_as_array(made(*args, **kwargs))
 
