@@ -198,3 +198,34 @@ def test_jacobians_of_a_model_in_training_mode_are_refused_before_touching_its_s
             jac(lambda m: (m(XS[0]) ** 2).sum())(model)
     for k, v in model.state_dict().items():
         np.testing.assert_array_equal(v, before[k])
+
+
+def test_mixed_precision_training_of_a_model_with_batchnorm_updates_its_statistics():
+    # autocast refused any write into a model's state: a forward pass of a CNN with
+    # BatchNorm in training mode under autocast (argument, closure, or inside a jitted
+    # grad step) raised "writes into its argument ... under a transform"
+    def make():
+        return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+    x = XS[0].astype(np.float32)
+    model, ref = make(), make()
+    ref.load_state_dict(model.state_dict())
+    low = tracejit.amp.autocast(lambda m, x: m(x), dtype="float16")
+    closure = tracejit.amp.autocast(lambda x: model(x), dtype="float16")
+
+    @_interp
+    def step(m, x):
+        return tracejit.grad(lambda m: (low(m, x) ** 2).mean())(m)
+
+    jitted = _interp(low)
+    calls = [lambda x: low(model, x), lambda x: jitted(model, x), closure, _interp(closure),
+             lambda x: step(model, x)]
+    for k, call in enumerate(calls):
+        out, want = call(x + k), ref(x + k)
+        if k < 4:
+            assert out.dtype == np.float32
+            np.testing.assert_allclose(out, want, atol=3e-3)
+        bn, rbn = model[1], ref[1]
+        np.testing.assert_allclose(bn.running_mean, rbn.running_mean, atol=1e-3)
+        np.testing.assert_allclose(bn.running_var, rbn.running_var, atol=1e-3)
+        assert bn.running_mean.dtype == np.float32 and bn.num_batches_tracked.dtype == np.int64
+        assert bn.num_batches_tracked == k + 1

@@ -48,12 +48,12 @@ import threading
 
 import numpy as np
 
-from ..autodiff.api import (Transformed, _arg_names, _inside_trace, _name, none_differentiated,
-                            run)
+from ..autodiff.api import (Transformed, _arg_names, _inside_trace, _name, _write_state,
+                            none_differentiated, run)
 from ..autodiff.build import emit_call, trace_static_as_needed
 from ..ir import Function, dtypes, ops, verify
 from ..ir.passes.rewrite import Rewriter
-from ..tracer.pytree import flatten, unflatten
+from ..tracer.pytree import flatten, state_leaves, unflatten
 from ..tracer.trace_function import trace
 from .policy import DEFAULT_CATEGORY, resolve
 
@@ -114,7 +114,13 @@ def _inside_autocast() -> bool:
 def _trace_inside_autocast(fn, args, kwargs, names):
     _enclosing.depth = getattr(_enclosing, "depth", 0) + 1
     try:
-        return trace(fn, args, kwargs, _name(fn), names)
+        # A model's state (BatchNorm's running statistics, pytree.state_leaves) may be
+        # written, as under grad: mixed-precision training of a model with BatchNorm was
+        # refused ("writes into its argument ... under a transform"), also when the model
+        # was read from a closure
+        state = state_leaves((args, kwargs))
+        return trace(fn, args, kwargs, _name(fn), names, writable=frozenset(state),
+                     state_writes=True)
     finally:
         _enclosing.depth -= 1
 
@@ -129,8 +135,17 @@ def _autocast(fn, low, table):
         cast = autocast_function(t.function, low, table)
         inputs = leaves + list(t.captured)
         if _inside_autocast() and _inside_trace(inputs):    # kept from the enclosing rewrite
-            return unflatten(t.out_tree, emit_call(cast, inputs, {"autocast": low.name}))
-        return unflatten(t.out_tree, run(cast, inputs))
+            outs = emit_call(cast, inputs, {"autocast": low.name})
+        else:
+            outs = run(cast, inputs)
+        # the new values of the model state it wrote: into the caller's arrays (or the
+        # enclosing trace's), as grad writes them (autodiff/api.py)
+        news = outs[t.n_results:]
+        for j, new in zip(t.written, news):
+            _write_state(leaves[j], new)
+        for target, new in zip(t.outer_written, news[len(t.written):]):
+            np.copyto(target, new, casting="unsafe")
+        return unflatten(t.out_tree, outs[:t.n_results])
 
     return Transformed(fn, traced, f"autocast_{_name(fn)}", differentiated=none_differentiated)
 
