@@ -229,3 +229,34 @@ def test_mixed_precision_training_of_a_model_with_batchnorm_updates_its_statisti
         np.testing.assert_allclose(bn.running_var, rbn.running_var, atol=1e-3)
         assert bn.running_mean.dtype == np.float32 and bn.num_batches_tracked.dtype == np.int64
         assert bn.num_batches_tracked == k + 1
+
+
+def test_a_checkpointed_block_with_batchnorm_trains_and_updates_its_statistics_once():
+    # checkpoint refused a write into a model's state ("writes into its argument ... under
+    # a transform"); recomputing the block for the backward pass must not count it twice
+    def make():
+        return nn.Sequential(nn.Linear(3, 3, dtype=np.float64), nn.BatchNorm1d(3, dtype=np.float64),
+                             nn.Tanh(), nn.Linear(3, 2, dtype=np.float64))
+    model, ref = make(), make()
+    ref.load_state_dict(model.state_dict())
+    x = XS[0]
+
+    def loss(m):
+        h = tracejit.checkpoint(lambda m, x: m[:3](x))(m, x)
+        return (m[3](h) ** 2).sum()
+
+    def closure_loss(x):
+        return (tracejit.checkpoint(lambda x: model(x))(x) ** 2).sum()
+
+    for k, g in enumerate([tracejit.grad(loss), _interp(tracejit.grad(loss))]):
+        got = g(model)
+        want = tracejit.grad(lambda m: (m(x) ** 2).sum())(ref)
+        for a, b in zip(got.parameters(), want.parameters()):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12)
+        np.testing.assert_allclose(model[1].running_var, ref[1].running_var, rtol=1e-12)
+        assert model[1].num_batches_tracked == k + 1
+    _interp(tracejit.grad(closure_loss))(x)
+    ref(x)
+    np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12)
+    assert model[1].num_batches_tracked == 3

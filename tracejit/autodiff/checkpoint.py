@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import functools
 
-from ..tracer.pytree import flatten
+import numpy as np
+
+from ..tracer.pytree import flatten, state_leaves, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
-from .build import call_traced, trace_static_as_needed
+from .build import emit_call, trace_static_as_needed
 
 
 def checkpoint(fn=None, *, name: str | None = None):
@@ -33,9 +35,29 @@ def checkpoint(fn=None, *, name: str | None = None):
         # functions among the arguments, and numbers Python code needs the value of
         # (checkpoint(block)(x, n_layers, act)), fixed for this call's trace as JAX's
         # static_argnums would fix them
-        (out, _, _), _, _ = trace_static_as_needed(
-            lambda a, k: call_traced(fn, a, k, name or getattr(fn, "__name__", "block")),
+        out, _, _ = trace_static_as_needed(
+            lambda a, k: _call_traced(fn, a, k, name or getattr(fn, "__name__", "block")),
             args, kwargs)
         return out
 
     return wrapped
+
+
+def _call_traced(fn, args, kwargs, name):
+    """build.call_traced, letting ``fn`` write into a model's state (BatchNorm's running
+    statistics, pytree.state_leaves) as grad does: a checkpointed block of a model in
+    training mode was refused ("writes into its argument ... under a transform"). The new
+    values are results of the call, written once (recomputing the body for the backward pass
+    writes nothing again; torch's checkpoint updates the statistics twice)."""
+    from ..tracer.trace_function import trace
+    from .api import _write_state
+    leaves, _ = flatten((args, kwargs))
+    t = trace(fn, args, kwargs, name, writable=frozenset(state_leaves((args, kwargs))),
+              state_writes=True)
+    outs = emit_call(t.function, leaves + list(t.captured))
+    news = outs[t.n_results:]
+    for j, new in zip(t.written, news):
+        _write_state(leaves[j], new)
+    for target, new in zip(t.outer_written, news[len(t.written):]):
+        np.copyto(target, new, casting="unsafe")
+    return unflatten(t.out_tree, outs[:t.n_results])
