@@ -1,10 +1,11 @@
 """Per-example gradients with vmap: ``vmap(grad(loss), in_axes=(None, 0, 0))`` of a small MLP
 (float32, batch 128, 64 -> 128 tanh -> 10, squared error), against a hand-written NumPy
 version (einsum over the batch), a Python loop of tracejit's jitted grad, and jax.vmap or
-torch.func.vmap where installed. First call (trace and compile, in this process) and the median
-call, side by side in one run (``timing.compare``).
+torch.func.vmap where installed. First call (trace and compile, untiered, in this process: run
+with an empty TRACEJIT_CACHE_DIR for a cold one) and the median call, side by side in one run
+(``timing.compare``).
 
-    python -m benchmarks vmap
+    TRACEJIT_CACHE_DIR=$(mktemp -d) python -m benchmarks vmap
 """
 from __future__ import annotations
 
@@ -53,13 +54,14 @@ def main():
     fns, first = {"numpy (hand-written)": lambda: numpy_per_example(p, x, y)}, {}
 
     per_ex, first["tracejit vmap"] = _first(
-        lambda: tracejit.jit(tracejit.vmap(tracejit.grad(loss), in_axes=(None, 0, 0))), p, x, y)
+        lambda: tracejit.jit(tracejit.vmap(tracejit.grad(loss), in_axes=(None, 0, 0)),
+                             tiered=False), p, x, y)
     got = per_ex(p, x, y)
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=2e-4, atol=2e-5)
     fns["tracejit vmap"] = lambda: per_ex(p, x, y)
-    one, first["tracejit grad, loop"] = _first(lambda: tracejit.jit(tracejit.grad(loss)),
-                                               p, x[0], y[0])
+    one, first["tracejit grad, loop"] = _first(
+        lambda: tracejit.jit(tracejit.grad(loss), tiered=False), p, x[0], y[0])
     fns["tracejit grad, loop"] = lambda: [one(p, x[i], y[i]) for i in range(B)]
     try:
         import jax
