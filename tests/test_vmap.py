@@ -153,3 +153,32 @@ def test_batch_of_one_and_axis_size_without_mapped_arguments():
 def test_what_cannot_be_mapped_is_a_clear_error(call, match):
     with pytest.raises((ValueError, TypeError, NotImplementedError), match=match):
         call()
+
+
+def newton_sqrt(a):
+    return lax.while_loop(lambda s: np.abs(s[0] * s[0] - a) > 1e-12 * a,
+                          lambda s: (0.5 * (s[0] + a / s[0]), s[1] + 1), (a, 0))
+
+
+def test_a_loop_whose_predicate_differs_per_example_runs_once_for_the_whole_batch():
+    a = np.array([0.5, 2.0, 9.0, 1e4])
+    f = vmap(newton_sqrt)
+    roots, steps = f(a)
+    want = [newton_sqrt(x) for x in a]
+    np.testing.assert_array_equal(roots, [w[0] for w in want])    # each stopped at its step
+    np.testing.assert_array_equal(steps, [w[1] for w in want])
+    ir = str(tracejit.make_ir(f)(a))
+    assert ir.count("while_loop") == 1 and "scan" not in ir
+
+
+@pytest.mark.parametrize("body", [
+    lambda x, s: (s[0] + 1, s[1] + x[s[0]]),          # an index a finished example overruns
+    lambda x, s: (s[0] + 1, s[1] + 12 // (3 - s[0])),  # a divisor a finished example zeroes
+])
+def test_a_loop_that_could_fail_past_an_examples_end_runs_per_example(body):
+    def f(x, n):
+        return lax.while_loop(lambda s: s[0] < n, lambda s: body(x, s), (0, x[0] * 0))
+    xs, ns = np.arange(12).reshape(4, 3), np.array([1, 3, 2, 0])
+    got = tracejit.jit(vmap(f), backend="interpreter")(xs, ns)
+    for g, w in zip(got, zip(*[f(x, n) for x, n in zip(xs, ns)])):
+        np.testing.assert_array_equal(g, w)

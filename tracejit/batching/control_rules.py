@@ -13,7 +13,7 @@ from ..autodiff.custom_jvp import rule_for as jvp_rule_for
 from ..ir import ops
 from ..ir.control_ops import scan_parts
 from ..tracer.numpy.lifting import emit
-from ..tracer.trace_state import current_trace
+from ..tracer.trace_state import Trace, current_trace
 from ..tracer.tracer import Tracer
 from .push import batch_function, broadcast, push, rule
 
@@ -115,11 +115,58 @@ def _while_loop(o, xs, bs, size):
     flags = bs[:k] + carries
     cond_b, (pred_batched,) = batch_function(cond_fn, flags, size)
     if pred_batched:
-        return None         # each example stops at its own step: one loop per example
+        if _may_fail(body_fn) or _divides(body_fn):
+            return None     # one loop per example: each stops at its own step
+        return _while_masked(o, xs, bs, size)
     body_b, _ = batch_function(body_fn, flags, size, carries)
     operands = xs[:k] + [broadcast(x, size) if c and not b else x
                          for x, b, c in zip(xs[k:], bs[k:], carries)]
     return _emit(o, operands, [cond_b, body_b]), carries
+
+
+_DIVISIONS = frozenset({ops.floor_divide, ops.remainder, ops.fmod})
+
+
+def _divides(fn) -> bool:
+    """An integer division by a computed value: a finished example's carries, stepped on,
+    may reach a zero divisor its own loop never divides by."""
+    return any(o.opdef in _DIVISIONS and o.results[0].type.dtype.is_int
+               or any(_divides(r) for r in o.regions) for o in fn.ops)
+
+
+def _while_masked(o, xs, bs, size):
+    """A while_loop whose predicate differs per example, as jax.vmap runs it: one loop while
+    any example's predicate holds, each step keeping the carries of the examples whose own
+    predicate is false (every carry batched). Only for bodies that cannot fail or be seen on
+    the examples that are done (``_may_fail``): those go one loop per example."""
+    k = o.attrs["consts"]
+    cond_fn, body_fn = o.regions
+    flags = bs[:k] + [True] * (len(xs) - k)
+    operands = xs[:k] + [x if b else broadcast(x, size) for x, b in zip(xs[k:], bs[k:])]
+    types = [x._value.type for x in operands]
+
+    def region(name, finish):
+        with Trace(f"{name}_batched") as tr:
+            params = [Tracer(tr.builder.param(t), tr) for t in types]
+            (pred,), (pb,) = push(cond_fn, params, flags, size)
+            pred = pred if pb else broadcast(pred, size)
+            return tr.finish([x._value for x in finish(params, pred)])
+
+    def any_holds(params, pred):
+        return [emit(pred._trace, ops.reduce_max, [pred], axes=(0,))]
+
+    def step(params, pred):
+        new, nb = push(body_fn, params, flags, size)
+        out = []
+        for x, b, old in zip(new, nb, params[k:]):
+            x = x if b else broadcast(x, size)
+            shape = tuple(x._value.type.shape)
+            keep = emit(pred._trace, ops.broadcast_in_dim, [pred], shape=shape, dims=(0,))
+            out.append(emit(pred._trace, ops.where, [keep, x, old]))
+        return out
+
+    regions = [region(cond_fn.name, any_holds), region(body_fn.name, step)]
+    return _emit(o, operands, regions), [True] * (len(xs) - k)
 
 
 @rule(ops.scan)
