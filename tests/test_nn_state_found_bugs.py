@@ -260,3 +260,36 @@ def test_a_checkpointed_block_with_batchnorm_trains_and_updates_its_statistics_o
     ref(x)
     np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12)
     assert model[1].num_batches_tracked == 3
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    @tracejit.jit
+    def predict(self, x):
+        return self.model(x)
+
+
+def test_a_jitted_method_keeps_the_users_model_object_so_eval_and_settings_reach_it():
+    # every call of a jitted method set self.model to a rebuilt copy of the model (its
+    # arrays shared): the user's own reference no longer reached it, so model.eval(),
+    # bn.momentum = ..., bn.eps = ... or load_state_dict on it were silently ignored
+    model = nn.Sequential(nn.Linear(3, 3, dtype=np.float64), nn.BatchNorm1d(3, dtype=np.float64),
+                          nn.Dropout(0.5))
+    bn = model[1]
+    trainer = Trainer(model)
+    trainer.predict(XS[0])
+    assert trainer.model is model and trainer.model[1] is bn
+    bn.momentum = None                       # a cumulative average from here on
+    ref = nn.BatchNorm1d(3, dtype=np.float64, momentum=None)
+    ref.load_state_dict(bn.state_dict())
+    h = XS[1] @ model[0].weight.T + model[0].bias
+    ref(h)
+    trainer.predict(XS[1])
+    np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12)
+    model.eval()
+    np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12)  # no dropout
+    state = {k: v + 1.0 for k, v in model.state_dict().items()}
+    model.load_state_dict(state)
+    np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import types
+import weakref
 
 import numpy as np
 
@@ -44,11 +45,24 @@ def _is_array_tree(v) -> bool:
 class _Partitioned:
     """An attribute holding arrays among other values, as a pytree node whose children are
     its array leaves; the other leaves are static, in its aux. (Frozen whole, its arrays were
-    baked into the program: an update of self.model.weight was not seen.)"""
-    __slots__ = ("value",)
+    baked into the program: an update of self.model.weight was not seen.)
 
-    def __init__(self, value):
-        self.value = value
+    One wrapper per value while one is alive, so that the trace's record of what the method
+    did to ``self`` (container_writes: a child is unchanged if it is the same object) sees the
+    attribute unchanged: a new wrapper at each look made every call set ``self.model`` to a
+    rebuilt copy of the model, and the user's own reference to it (``model.eval()``,
+    ``model.load_state_dict(...)``, ``bn.momentum = ...``) no longer reached the method."""
+    __slots__ = ("value", "__weakref__")
+    _alive: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+    def __new__(cls, value):
+        held = cls._alive.get(id(value))
+        if held is not None and held.value is value:
+            return held
+        new = object.__new__(cls)
+        new.value = value
+        cls._alive[id(value)] = new
+        return new
 
 
 def _is_array(v) -> bool:
