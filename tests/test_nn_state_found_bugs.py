@@ -300,3 +300,24 @@ def test_a_jitted_method_keeps_the_users_model_object_so_eval_and_settings_reach
     state = {k: v + 1.0 for k, v in model.state_dict().items()}
     model.load_state_dict(state)
     np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12)
+
+
+def test_two_models_sharing_a_batchnorm_train_in_one_module_list_and_the_error_says_so():
+    # passed as two arguments the shared running statistics are two leaves, refused with
+    # "Pass a copy of one of them", which would split the layer: the error names the way
+    def make(bn):
+        return nn.Sequential(nn.Linear(3, 3, dtype=np.float64), bn)
+    bn = nn.BatchNorm1d(3, dtype=np.float64)
+    a, b = make(bn), make(bn)
+    ref = nn.BatchNorm1d(3, dtype=np.float64)
+    x = XS[0]
+    both = _interp(lambda ab, x: ab[0](x).sum() + ab[1](x).sum())
+    both(nn.ModuleList([a, b]), x)
+    ref(x @ a[0].weight.T + a[0].bias)
+    ref(x @ b[0].weight.T + b[0].bias)
+    np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_var, ref.running_var, rtol=1e-12)
+    assert bn.num_batches_tracked == 2
+    with pytest.raises(ValueError, match=r"nn\.ModuleList\(\[a, b\]\)"):
+        _interp(lambda a, b, x: a(x).sum() + b(x).sum())(a, b, x)
+    assert bn.num_batches_tracked == 2

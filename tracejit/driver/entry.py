@@ -137,11 +137,16 @@ class CompiledEntry:
                                  f"writeable copy (np.array(...)).{where}")
             for j, other in enumerate(leaves):
                 if j != i and isinstance(other, np.ndarray) and _overlap(dst, other):
+                    # (one array in two arguments: a layer two models share, whose running
+                    # statistics a copy would split; in one Module it is one leaf)
+                    shared = (" If they are one layer two models share, pass the models in "
+                              "one argument, nn.ModuleList([a, b]): an array found twice in a "
+                              "Module is one argument." if other is dst else "")
                     raise ValueError(
                         f"the jitted function writes into its argument {name}, which shares "
                         f"memory with another argument, {self._leaf_names[j]}; tracejit "
                         "traced them as separate arrays, so the result could differ from "
-                        f"NumPy's. Pass a copy of one of them.{where}")
+                        f"NumPy's. Pass a copy of one of them.{shared}{where}")
             for other, label in zip(self._external, self._external_names):
                 if _overlap(dst, other):
                     raise ValueError(
