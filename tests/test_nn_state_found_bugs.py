@@ -321,3 +321,41 @@ def test_two_models_sharing_a_batchnorm_train_in_one_module_list_and_the_error_s
     with pytest.raises(ValueError, match=r"nn\.ModuleList\(\[a, b\]\)"):
         _interp(lambda a, b, x: a(x).sum() + b(x).sum())(a, b, x)
     assert bn.num_batches_tracked == 2
+
+
+def test_grad_scaler_trains_a_model_with_batchnorm():
+    # GradScaler.unscale refused the int64 zero "gradient" grad gives num_batches_tracked
+    # ("a gradient has dtype int64; gradients are floats"): any AMP loop over a model with
+    # BatchNorm failed, the functional jitted step and the PyTorch-style eager one alike
+    def make():
+        return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    scaler, opt = tracejit.amp.GradScaler(), optim.SGD(lr=0.1, momentum=0.9)
+    x = XS[0].astype(np.float32)
+
+    @_interp
+    def step(model, opt_state, scaler_state, x):
+        grads = tracejit.grad(lambda m: scaler.scale((m(x) ** 2).mean(), scaler_state))(model)
+        grads, found_inf = scaler.unscale(grads, scaler_state)
+        model, opt_state = scaler.step(opt, grads, opt_state, model, found_inf)
+        return model, opt_state, scaler.update(scaler_state, found_inf)
+
+    model = make()
+    opt_state, scaler_state = opt.init(model), scaler.init()
+    eager = make()
+    eager_state = opt.init(eager)
+    grad_fn = _interp(tracejit.grad(lambda m, x, s: scaler.scale((m(x) ** 2).mean(), s)))
+    for k in range(2):
+        ref = nn.BatchNorm1d(4)
+        ref.load_state_dict(model[1].state_dict())
+        ref(x @ model[0].weight.T + model[0].bias)
+        w = model[0].weight
+        model, opt_state, scaler_state = step(model, opt_state, scaler_state, x)
+        bn = model[1]
+        np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-5, atol=1e-7)
+        assert bn.num_batches_tracked == k + 1 and bn.num_batches_tracked.dtype == np.int64
+        assert not np.array_equal(model[0].weight, w)
+        grads = grad_fn(eager, x, scaler.state)
+        eager, eager_state = scaler.step(opt, grads, eager_state, eager)
+        scaler.update()
+        assert eager[1].num_batches_tracked == k + 1
+        assert eager[1].num_batches_tracked.dtype == np.int64

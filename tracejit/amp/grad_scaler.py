@@ -32,6 +32,7 @@ import numpy as np
 
 from ..ir.dtypes import is_float_dtype
 from ..tracer import Tracer, flatten, tree_map, unflatten
+from ..tracer.pytree import state_leaves
 from ..tracer.trace_state import current_trace
 
 
@@ -113,13 +114,20 @@ class GradScaler:
         if not self.enabled:
             return grads, np.asarray(False)
         leaves, tree = flatten(grads)
+        # a model's state (its buffers: grad gives them zeros, of their dtypes, the int64
+        # num_batches_tracked of a BatchNorm too) is no gradient: passed through as it is
+        # (a model with BatchNorm was refused: "a gradient has dtype int64")
+        frozen = state_leaves(grads)
         found_inf = np.asarray(False)
         unscaled = []
         # A scale of 0 (backed off that far) or a scaled gradient's inf: values, not warnings,
         # as in torch.
         with np.errstate(all="ignore"):
             inv = (1.0 / state["scale"].astype(np.float64)).astype(np.float32)
-            for g in leaves:
+            for i, g in enumerate(leaves):
+                if i in frozen:
+                    unscaled.append(g)
+                    continue
                 dtype = _float_dtype(g)
                 found_inf = np.logical_or(found_inf, np.logical_not(np.all(np.isfinite(g))))
                 # torch multiplies in float32 at least ("opmath"), then rounds to g's dtype.
