@@ -138,6 +138,15 @@ def trace(fn, args: tuple, kwargs: dict, name: str, arg_names: list[str] | None 
     return once(float("inf"))
 
 
+# What to do where a transform cannot write a model's state (a BatchNorm's running statistics
+# in training mode): a copy or a returned value is no way out of a layer's own write
+MODEL_STATE_HINT = ("it is a model's state (a buffer: BatchNorm's running statistics, updated "
+                    "in training mode), which jit, grad, checkpoint and autocast let a forward "
+                    "pass write, but not vmap, jvp, vjp, jacfwd, jacrev or a loop body (scan, "
+                    "fori_loop, while_loop, cond): call model.eval() first to normalize with "
+                    "the running statistics, or run the loop in Python")
+
+
 class _NeedsConstants(Exception):
     """A trace with lifted arrays failed where Python code needed a value (``if W[0] > 0``,
     ``W.tolist()``) or an op refused one: it is made again with more of them constants."""
@@ -232,6 +241,7 @@ def _trace(fn, args, kwargs, name, arg_names, roots, writes_back, layouts, conte
         k = refused[0]
         raise unsupported(f"a function that writes into its argument {names[written[k]]} (x[i]"
                           f" = v, x += y, out=x) {context}",
+                          MODEL_STATE_HINT if id(tracers[written[k]]) in tr.state else
                           "write into a copy (x = x.copy() first) or return the new value",
                           loc=written_at[k])
     if changed and not writes_back:

@@ -192,8 +192,10 @@ def _as_written(value, target: Tracer, fancy=False) -> Tracer:
 def _check_writable(x: Tracer, value) -> None:
     from ..trace_state import current_trace
     if x._trace is not current_trace():
+        from ..trace_function import MODEL_STATE_HINT
         raise unsupported("writing into an array of an enclosing trace (a value the function "
                           "closed over, inside grad/jit of an inner function)",
+                          MODEL_STATE_HINT if id(x) in x._trace.state else
                           "pass it to the inner function as an argument, or return the new "
                           "value from it", cls=WriteRefusedError)
     trace_of(x, value)      # an escaped tracer is an error here, as anywhere
