@@ -361,18 +361,22 @@ def test_grad_scaler_trains_a_model_with_batchnorm():
         assert eager[1].num_batches_tracked.dtype == np.int64
 
 
-def test_vmap_and_jvp_of_a_model_in_training_mode_say_to_call_eval():
+def test_vmap_jvp_and_scan_of_a_model_in_training_mode_say_to_call_eval():
     # refused, as JAX and functorch refuse an in-place buffer update under vmap, but the
     # advice was "write into a copy (x = x.copy() first)" or "pass it to the inner function
     # as an argument", no way out of a BatchNorm's own write
     model = _eval_model().train()
     xs = np.stack(XS[:2])
+    scan = _interp(lambda m, xs: tracejit.lax.scan(lambda m, x: (m, m(x)), m, xs)[1])
     calls = [lambda: tracejit.vmap(lambda m, x: m(x), in_axes=(None, 0))(model, xs),
              lambda: tracejit.vmap(lambda x: model(x))(xs),
-             lambda: tracejit.jvp(lambda m: m(XS[0]), (model,), (model,))]
+             lambda: tracejit.jvp(lambda m: m(XS[0]), (model,), (model,)),
+             lambda: scan(model, xs)]
     for call in calls:
         with pytest.raises(UnsupportedError, match=r"call model\.eval\(\) first"):
             call()
     assert model[1].num_batches_tracked == 1
     model.eval()
-    np.testing.assert_allclose(calls[0](), np.stack([model(x) for x in xs]), rtol=1e-12)
+    want = np.stack([model(x) for x in xs])
+    np.testing.assert_allclose(calls[0](), want, rtol=1e-12)
+    np.testing.assert_allclose(calls[3](), want, rtol=1e-12)

@@ -34,7 +34,7 @@ from ..ir import Function, Op, TensorType, Value, dtypes, ops
 from .body_calls import ControlFlowTypeError
 from .body_calls import branch_type_error, called_as, control_error, user_names
 from .numpy.lifting import convert, lift
-from .pytree import flatten, node_of, unflatten
+from .pytree import flatten, node_of, state_leaves, unflatten
 from .trace_function import trace
 from .trace_state import current_trace
 from .tracer import DeferredOperand, Tracer
@@ -410,10 +410,15 @@ def _scan(f, init, xs, length, reverse, what="scan", skip=0, names=None):
     slices = [_stand_in(TensorType(x._value.type.dtype, x._value.type.shape[1:])) for x in xs_t]
     y_info = {}
 
+    # a model in the carry: its buffers are model state, as in an argument (trace_function's
+    # refusal of a write into one then says what to do: a BatchNorm in training mode)
+    carry_state = state_leaves(init)
+
     def make(carries):
         m = len(carries)
 
         def body(*a):
+            current_trace().state.update(id(a[i]) for i in carry_state)
             if n == 0:
                 # a body that never runs keeps the ops of closed-over values (as cond's
                 # branches, trace_state.recording): hoisted before the loop they ran anyway,
