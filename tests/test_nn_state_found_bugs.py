@@ -380,3 +380,53 @@ def test_vmap_jvp_and_scan_of_a_model_in_training_mode_say_to_call_eval():
     want = np.stack([model(x) for x in xs])
     np.testing.assert_allclose(calls[0](), want, rtol=1e-12)
     np.testing.assert_allclose(calls[3](), want, rtol=1e-12)
+
+
+def test_closure_model_with_custom_buffer_updates_and_batchnorm_matches_torch():
+    torch = pytest.importorskip("torch")
+
+    class Net(nn.Module):
+        def __init__(self):
+            self.lin = nn.Linear(3, 3, dtype=np.float64)
+            self.bn = nn.BatchNorm1d(3, dtype=np.float64)
+            self.register_buffer("ema", np.zeros(3))
+            self.register_buffer("steps", np.zeros((), np.int64))
+
+        def forward(self, x):
+            z = self.lin(x)
+            if self.training:
+                self.ema *= 0.9
+                self.ema += 0.1 * z.mean(0)
+                self.steps += 1
+            return self.bn(z) - self.ema
+
+    class TNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3, dtype=torch.float64)
+            self.bn = torch.nn.BatchNorm1d(3, dtype=torch.float64)
+            self.register_buffer("ema", torch.zeros(3, dtype=torch.float64))
+            self.register_buffer("steps", torch.zeros((), dtype=torch.int64))
+
+        def forward(self, x):
+            z = self.lin(x)
+            if self.training:
+                with torch.no_grad():
+                    self.ema *= 0.9
+                    self.ema += 0.1 * z.mean(0)
+                    self.steps += 1
+            return self.bn(z) - self.ema
+
+    model, t = Net(), TNet()
+    t.load_state_dict({k: torch.tensor(v) for k, v in model.state_dict().items()})
+    f = _interp(lambda x: model(x))
+    for k, x in enumerate(XS + XS[:1]):
+        if k == 3:
+            model.eval()
+            t.eval()
+        np.testing.assert_allclose(f(x), t(torch.tensor(x)).detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+        for name, v in t.state_dict().items():
+            np.testing.assert_allclose(model.state_dict()[name], v.numpy(), rtol=1e-10,
+                                       atol=1e-12)
+    assert model.steps == 3 and model.steps.dtype == np.int64
