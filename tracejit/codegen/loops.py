@@ -44,6 +44,30 @@ _IMPORT = "from tracejit.codegen.native import call_address, copy_elements\n"
 _SERIAL = 1 << 62
 
 
+_FAILED = "tracejit: a kernel of a loop's body raised an exception"
+
+
+def _raises(source: str) -> list:
+    """``(class name, message)`` of each ``raise Cls('message')`` of a kernel's source, in
+    the order of the source (codegen/direct numbers a kernel's exception codes so, from 1);
+    a raise of another form or class is the generic ``_FAILED``."""
+    import ast
+    import builtins
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Raise):
+            continue
+        exc, item = node.exc, ("RuntimeError", _FAILED)
+        if (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name)
+                and len(exc.args) == 1 and not exc.keywords
+                and isinstance(exc.args[0], ast.Constant) and isinstance(exc.args[0].value, str)
+                and isinstance(getattr(builtins, exc.func.id, None), type)
+                and issubclass(getattr(builtins, exc.func.id), Exception)):
+            item = (exc.func.id, exc.args[0].value)
+        found.append(((node.lineno, node.col_offset), item))
+    return [item for _, item in sorted(found)]
+
+
 class Unsupported(Exception):
     """A body the native driver cannot express (the message says which op)."""
 
@@ -178,7 +202,22 @@ class NativeLoop:
         scalars = [literal(v) for v in spec.scalars]
         sizes = [f"np.int64({n})" for n in spec.sizes + [0, spec.span]]
         args = ins + outs + scalars + sizes
-        self.lines.append(f"call_address(f{j}, ({', '.join(args)},))")
+        call = f"call_address(f{j}, ({', '.join(args)},))"
+        raises = _raises(spec.source)
+        if not raises:
+            self.lines.append(call)
+            return
+        # A body kernel that raises (an out-of-bounds traced index) returns its exception's
+        # code (codegen/direct): the driver raises it. Ignored, the loop went on with the
+        # kernel's output never written, so x[i] past the end read an uninitialized buffer.
+        st = self.new_name("st")
+        self.lines += [f"{st} = {call}", f"if {st} != 0:"]
+        if len(set(raises)) == 1:
+            self.lines.append(f"    raise {raises[0][0]}({raises[0][1]!r})")
+            return
+        for code, (cls, msg) in enumerate(raises, start=1):
+            self.lines += [f"    if {st} == {code}:", f"        raise {cls}({msg!r})"]
+        self.lines.append(f"    raise RuntimeError({_FAILED!r})")
 
     def _copy_block(self, out: str, shape: tuple, x: str, part: tuple, axis: int,
                     at: int) -> list:
