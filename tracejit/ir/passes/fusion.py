@@ -202,6 +202,12 @@ def _computed_at_several_indices(op: Op, requests: dict) -> bool:
 # value computed inside it and the group's outputs.
 REREAD_MAX = 6
 
+# Each join checks the whole group again, so one chain of n elementwise ops fused into one
+# group cost O(n^2): a Python loop unrolled into 1,000 ops took 54 s to compile and 10,000
+# did not finish in an hour. A longer chain is split into groups of at most this many ops
+# (a kernel each, an intermediate array between them).
+GROUP_OPS_MAX = 128
+
 
 def rereads(g: FusionGroup, inside: set) -> int:
     """The most layout ops on one path from a value computed in ``g`` to ``g``'s outputs."""
@@ -234,6 +240,8 @@ class _Grouper:
     def check(self, g: FusionGroup, op: Op | None = None) -> bool:
         """Whether ``g`` (just joined by ``op``) is legal and, by the cost model, worth it:
         a costly op (a transcendental) joins only if it is not recomputed there."""
+        if len(g.ops) > GROUP_OPS_MAX and op is not None and op.opdef.category != "layout":
+            return False
         g.ops.sort(key=self.pos.__getitem__)
         inside = {r for op in g.ops for r in op.results}
         requests = _legal(g, self.outputs(g), inside)
