@@ -23,6 +23,41 @@ from .threads import pool
 from .warm_load import load_cached
 
 
+def _planned_layout(a, dt):
+    """``a`` as the kernels take it: C-contiguous, writeable and aligned, copied if not. A
+    copy larger than the memory left is MemoryError: a broadcast view of a scalar
+    (np.broadcast_to(x, (2**16, 2**16)), no memory of its own) was copied into 16 GiB, and
+    Linux killed the process (SIGKILL) while the copy was written."""
+    if (isinstance(a, np.ndarray) and a.nbytes > _COPY_CHECK_BYTES
+            and not (a.flags.c_contiguous and a.flags.writeable and a.flags.aligned)):
+        free = _available_memory()
+        if free is not None and a.nbytes > free:
+            kind = ("a broadcast view (a stride of 0)" if 0 in a.strides
+                    else "not a C-contiguous, writeable, aligned array")
+            raise MemoryError(
+                f"tracejit: an argument of shape {a.shape} and dtype {a.dtype} is {kind}; "
+                f"compiled kernels read a C-contiguous copy, which needs "
+                f"{a.nbytes / 2**30:.1f} GiB, more than the {free / 2**30:.1f} GiB of memory "
+                f"available\nWhat to do: pass the smaller array and broadcast it inside the "
+                f"jitted function (np.broadcast_to there is free), or pass a contiguous array")
+    return np.require(a, dt if getattr(a, "dtype", None) == dt else None, ["C", "W", "A"])
+
+
+_COPY_CHECK_BYTES = 1 << 28
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the system can still give (Linux's MemAvailable plus free swap), or
+    None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        kb = int(fields["MemAvailable"].split()[0]) + int(fields.get("SwapFree", "0 kB").split()[0])
+        return kb * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 class Program:
     """``program(leaves) -> tuple of arrays``: one call of the plan's entry."""
 
@@ -94,8 +129,7 @@ class Program:
                 # not C-contiguous, read-only or unaligned arrays: the planned layout, copied;
                 # a dtype equal to the planned one but another type (np.longlong beside
                 # np.int64, which a direct kernel checks by type) viewed as the planned one
-                leaves = [np.require(a, dt if getattr(a, "dtype", None) == dt else None,
-                                     ["C", "W", "A"]) for a, dt in zip(leaves, dtypes)]
+                leaves = [_planned_layout(a, dt) for a, dt in zip(leaves, dtypes)]
                 return call(leaves)
         self.run = run
 
