@@ -70,3 +70,18 @@ def test_a_broadcast_argument_too_large_to_copy_is_memory_error_not_a_killed_pro
     with pytest.raises(MemoryError, match="(?s)broadcast view.*broadcast it inside"):
         f(huge)
     assert f(np.ones((2**10, 2**10), np.float32)) == 2**20       # contiguous: no copy
+
+
+def test_an_out_of_bounds_index_in_a_numba_compiled_loop_body_raises_index_error(monkeypatch):
+    # A body kernel compiled by Numba (where codegen/direct refuses one, or TRACEJIT_DIRECT=0)
+    # is called through Numba's C wrapper, which prints an exception as "ignored" and returns
+    # 0: the loop went on, once per iteration, and returned a stale element. Body kernels
+    # return their exception's code instead of raising it, which the driver raises.
+    from tracejit.config import config
+
+    monkeypatch.setattr(config, "direct", False)
+    x = np.arange(7.0)
+    f = tracejit.jit(lambda x, n: lax.fori_loop(0, n, lambda i, c: c + x[i], 0.0))
+    assert f(x, 7) == 21.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(x, 9)

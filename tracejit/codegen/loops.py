@@ -29,6 +29,8 @@ iteration: correct, but with Python's overhead each step; the entry says so in a
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir import ops
 from ..ir.passes import fuse, optimize
 from . import emitters
@@ -66,6 +68,20 @@ def _raises(source: str) -> list:
             item = (exc.func.id, exc.args[0].value)
         found.append(((node.lineno, node.col_offset), item))
     return [item for _, item in sorted(found)]
+
+
+def _returning_codes(source: str) -> str:
+    """``source`` with its k-th ``raise`` statement (in ``_raises``'s order) a ``return k``."""
+    import ast
+    lines = source.splitlines(True)
+    found = sorted((node.lineno, node.col_offset, node.end_lineno)
+                   for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Raise))
+    for code, (line, col, end) in reversed(list(enumerate(found, start=1))):
+        if line != end:
+            raise Unsupported("a body kernel's raise over several lines")
+        text = lines[line - 1]
+        lines[line - 1] = text[:col] + f"return {code}\n"
+    return "".join(lines)
 
 
 class Unsupported(Exception):
@@ -179,6 +195,9 @@ class NativeLoop:
 
     def _kernel(self, g):
         spec = generate_kernel(g, _SERIAL)
+        raises = _raises(spec.source)
+        if raises:
+            spec = dataclasses.replace(spec, source=_returning_codes(spec.source))
         # One compiled callee per source and argument types: a flat kernel's source is the
         # same at every rank, and a callee compiled for 1-d arrays given 0-d ones crashed
         key = (spec.source, tuple((v.type.dtype, len(v.shape))
@@ -203,13 +222,13 @@ class NativeLoop:
         sizes = [f"np.int64({n})" for n in spec.sizes + [0, spec.span]]
         args = ins + outs + scalars + sizes
         call = f"call_address(f{j}, ({', '.join(args)},))"
-        raises = _raises(spec.source)
         if not raises:
             self.lines.append(call)
             return
         # A body kernel that raises (an out-of-bounds traced index) returns its exception's
-        # code (codegen/direct): the driver raises it. Ignored, the loop went on with the
-        # kernel's output never written, so x[i] past the end read an uninitialized buffer.
+        # code instead (_returning_codes: Numba's C wrapper returned 0 for an exception, and
+        # printed it as ignored), and the driver raises it. Ignored, the loop went on with
+        # the kernel's output never written: x[i] past the end read an uninitialized buffer.
         st = self.new_name("st")
         self.lines += [f"{st} = {call}", f"if {st} != 0:"]
         if len(set(raises)) == 1:
