@@ -48,7 +48,7 @@ import threading
 
 import numpy as np
 
-from ..autodiff.api import (Transformed, _arg_names, _inside_trace, _name, _write_state,
+from ..autodiff.api import (Transformed, _arg_names, _inside_trace, _name, write_state_back,
                             none_differentiated, run)
 from ..autodiff.build import emit_call, trace_static_as_needed
 from ..ir import Function, dtypes, ops, verify
@@ -140,11 +140,7 @@ def _autocast(fn, low, table):
             outs = run(cast, inputs)
         # the new values of the model state it wrote: into the caller's arrays (or the
         # enclosing trace's), as grad writes them (autodiff/api.py)
-        news = outs[t.n_results:]
-        for j, new in zip(t.written, news):
-            _write_state(leaves[j], new)
-        for target, new in zip(t.outer_written, news[len(t.written):]):
-            np.copyto(target, new, casting="unsafe")
+        write_state_back(t, [leaves[j] for j in t.written], outs[t.n_results:])
         return unflatten(t.out_tree, outs[:t.n_results])
 
     return Transformed(fn, traced, f"autocast_{_name(fn)}", differentiated=none_differentiated)

@@ -318,6 +318,17 @@ def _write_state(leaf, new) -> None:
     np.copyto(target, new, casting="unsafe")
 
 
+def write_state_back(traced, written_leaves: list, news: list) -> None:
+    """The new values of the model state a transformed function wrote (grad's, checkpoint's,
+    autocast's: ``news``, the results after the user's) into the leaves it wrote
+    (``written_leaves``, one per ``traced.written``), then into the enclosing trace's model
+    state it closes over (a BatchNorm read from a closure)."""
+    for leaf, new in zip(written_leaves, news):
+        _write_state(leaf, new)
+    for target, new in zip(traced.outer_written, news[len(traced.written):]):
+        np.copyto(target, new, casting="unsafe")
+
+
 def _value_and_grad_traced(fn, argnums, has_aux, what):
     names = _arg_names(fn)
 
@@ -352,12 +363,7 @@ def _value_and_grad_traced(fn, argnums, has_aux, what):
                    + [np.ones((), loss.dtype.np)])
         n = len(f.results)
         value, aux = unflatten(t.out_tree, outs[:t.n_results])
-        news = outs[t.n_results:n]
-        for j, new in zip(t.written, news):
-            _write_state(leaves[params[j]], new)
-        # the model state of an enclosing trace it wrote into (a BatchNorm it closes over)
-        for target, new in zip(t.outer_written, news[len(t.written):]):
-            np.copyto(target, new, casting="unsafe")
+        write_state_back(t, [leaves[params[j]] for j in t.written], outs[t.n_results:n])
         of_leaf = dict(zip(wrt, _apart(outs[n:])))
         of_leaf.update((i, np.zeros_like(leaves[i])) for i in state)
         # an argument holding no leaves ({}, None) has none: its gradient is itself

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from ..tracer.pytree import flatten, state_leaves, unflatten
 from ..tracer.trace_state import current_trace
 from ..tracer.tracer import Tracer
@@ -50,14 +48,10 @@ def _call_traced(fn, args, kwargs, name):
     values are results of the call, written once (recomputing the body for the backward pass
     writes nothing again; torch's checkpoint updates the statistics twice)."""
     from ..tracer.trace_function import trace
-    from .api import _write_state
+    from .api import write_state_back
     leaves, _ = flatten((args, kwargs))
     t = trace(fn, args, kwargs, name, writable=frozenset(state_leaves((args, kwargs))),
               state_writes=True)
     outs = emit_call(t.function, leaves + list(t.captured))
-    news = outs[t.n_results:]
-    for j, new in zip(t.written, news):
-        _write_state(leaves[j], new)
-    for target, new in zip(t.outer_written, news[len(t.written):]):
-        np.copyto(target, new, casting="unsafe")
+    write_state_back(t, [leaves[j] for j in t.written], outs[t.n_results:])
     return unflatten(t.out_tree, outs[:t.n_results])

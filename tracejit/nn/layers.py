@@ -45,9 +45,7 @@ class Conv2d(Module):
                  dilation=1, groups=1, bias=True, padding_mode="zeros", *, rng=None,
                  dtype=np.float32):
         rng = rng if rng is not None else np.random.default_rng()
-        if padding_mode not in _PAD_MODES:
-            raise ValueError(f"padding_mode must be one of {tuple(_PAD_MODES)}, but got "
-                             f"padding_mode='{padding_mode}'")
+        _check_padding_mode(padding_mode)
         self.padding_mode = padding_mode
         kh, kw = F._pair(kernel_size)
         fan_in = in_channels // groups * kh * kw
@@ -80,9 +78,7 @@ class Conv1d(Module):
                  dilation=1, groups=1, bias=True, padding_mode="zeros", *, rng=None,
                  dtype=np.float32):
         rng = rng if rng is not None else np.random.default_rng()
-        if padding_mode not in _PAD_MODES:
-            raise ValueError(f"padding_mode must be one of {tuple(_PAD_MODES)}, but got "
-                             f"padding_mode='{padding_mode}'")
+        _check_padding_mode(padding_mode)
         if in_channels % groups or out_channels % groups:
             raise ValueError("in_channels and out_channels must be divisible by groups")
         (k,) = _single(kernel_size)
@@ -114,6 +110,12 @@ def _single(v) -> tuple:
 
 
 # torch's Conv2d padding modes as np.pad's
+def _check_padding_mode(padding_mode):
+    if padding_mode not in _PAD_MODES:
+        raise ValueError(f"padding_mode must be one of {tuple(_PAD_MODES)}, but got "
+                         f"padding_mode='{padding_mode}'")
+
+
 _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
               "circular": "wrap"}
 
