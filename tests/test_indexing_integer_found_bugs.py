@@ -164,3 +164,17 @@ def test_take_force_casts_indices_that_are_not_an_array_as_numpy_does():
     x = np.arange(12.0).reshape(3, 4)
     _on_every_backend(lambda x: (np.take(x, [], axis=0), np.take(x, [1.5, 2.7], axis=1),
                                  np.take(x, 2.9)), x)
+
+
+def test_np_put_at_a_traced_position_out_of_range_raises_as_numpys():
+    """-n - 1 became -1 once n was added, so it wrote the last element silently."""
+    def f(x, i):
+        y = x.copy()
+        np.put(y, i, 7.0)
+        return y
+    jitted = tracejit.jit(f)
+    x = np.arange(10.0)
+    np.testing.assert_array_equal(jitted(x, np.array([-10, 9])), f(x, np.array([-10, 9])))
+    for bad in ([-11], [10]):
+        with pytest.raises(IndexError):
+            jitted(x, np.array(bad))

@@ -528,8 +528,12 @@ def put(a, ind, v, mode="raise"):
         value = constant_value(idx)
         if value is not None:
             check_bounds(np.broadcast_to(value, idx.shape), n, 0)
-        from .arithmetic import add, less, where
+        from .arithmetic import add, less, logical_and, where
         idx = where(less(idx, 0), add(idx, n), idx)
+        # a traced position still out of range becomes ``n``, past the end, so the write's
+        # own check raises IndexError as NumPy's put does (-n - 1 became -1: the last one)
+        inside = logical_and(less(idx, n), less(-1, idx))
+        idx = where(inside, idx, np.asarray(n, dt(idx).np))
     if idx.size == 0:
         return
     vals = reshape(_as_written(v, a), (-1,))
