@@ -98,10 +98,12 @@ def test_conv1d_layer_init_jit_and_padding_modes():
     assert np.abs(conv.weight).max() <= bound and np.abs(conv.bias).max() <= bound
     want = ref_conv1d(SIG, conv.weight, conv.bias, padding=1, groups=2)
     np.testing.assert_allclose(_interp(lambda x: conv(x))(SIG), want, rtol=1e-12, atol=1e-12)
-    circular = nn.Conv1d(4, 6, 3, padding=1, padding_mode="circular", dtype=np.float64)
+    circular = nn.Conv1d(4, 6, 3, padding=1, padding_mode="circular", dtype=np.float64,
+                         rng=np.random.default_rng(1))
     wrapped = np.concatenate([SIG[:, :, -1:], SIG, SIG[:, :, :1]], axis=2)
-    np.testing.assert_allclose(circular(SIG), ref_conv1d(wrapped, circular.weight,
-                                                         circular.bias), rtol=1e-12)
+    np.testing.assert_allclose(circular(SIG),
+                               ref_conv1d(wrapped, circular.weight, circular.bias),
+                               rtol=1e-12, atol=1e-12)
     assert nn.Conv1d(4, 2, 3, bias=False).bias is None
 
 
@@ -132,16 +134,18 @@ def test_cells_parameters_init_and_formulas(cls, gates):
     x, h, c = RNG.standard_normal((2, 5)), RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))
     if cls is nn.LSTMCell:
         got, want = cell(x, (h, c)), ref_cells(cell, x, h, c)
-        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-12)
         zero = cell(x)                             # hx None: zeros
-        np.testing.assert_allclose(zero[1], ref_cells(cell, x, 0 * h, 0 * c)[1], rtol=1e-12)
+        np.testing.assert_allclose(zero[1], ref_cells(cell, x, 0 * h, 0 * c)[1], rtol=1e-12,
+                                   atol=1e-12)
         one = cell(x[0], (h[0], c[0]))             # one unbatched sample
-        np.testing.assert_allclose(one[0], want[0][0], rtol=1e-12)
+        np.testing.assert_allclose(one[0], want[0][0], rtol=1e-12, atol=1e-12)
     else:
-        np.testing.assert_allclose(cell(x, h), ref_cells(cell, x, h), rtol=1e-12)
-        np.testing.assert_allclose(cell(x), ref_cells(cell, x, 0 * h), rtol=1e-12)
-        np.testing.assert_allclose(cell(x[1], h[1]), ref_cells(cell, x, h)[1], rtol=1e-12)
+        np.testing.assert_allclose(cell(x, h), ref_cells(cell, x, h), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cell(x), ref_cells(cell, x, 0 * h), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cell(x[1], h[1]), ref_cells(cell, x, h)[1], rtol=1e-12,
+                                   atol=1e-12)
     with pytest.raises(ValueError, match="inconsistent input_size: got 4 expected 5"):
         cell(np.ones((2, 4)))
     with pytest.raises(ValueError, match="Input batch size 2 doesn't match hidden batch size 3"):
@@ -161,7 +165,7 @@ def test_rnn_cell_relu_and_a_jitted_unrolled_sequence():
         for x in xs:
             h = cell(x, h)
         return h
-    np.testing.assert_allclose(_interp(unrolled)(cell, xs), h, rtol=1e-12)
+    np.testing.assert_allclose(_interp(unrolled)(cell, xs), h, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="Unknown nonlinearity"):
         nn.RNNCell(2, 2, nonlinearity="gelu")
 

@@ -114,7 +114,7 @@ def test_grad_gives_buffers_zeros_and_a_model_with_int_buffers_differentiates():
 # -- batch norm against NumPy -------------------------------------------------------------------
 
 def _check_bn_state(bn, rm, rv, count):
-    np.testing.assert_allclose(bn.running_mean, rm, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_mean, rm, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(bn.running_var, rv, rtol=1e-12)
     assert int(bn.num_batches_tracked) == count
 
