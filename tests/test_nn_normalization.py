@@ -115,7 +115,7 @@ def test_grad_gives_buffers_zeros_and_a_model_with_int_buffers_differentiates():
 
 def _check_bn_state(bn, rm, rv, count):
     np.testing.assert_allclose(bn.running_mean, rm, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(bn.running_var, rv, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_var, rv, rtol=1e-12, atol=1e-12)
     assert int(bn.num_batches_tracked) == count
 
 
@@ -142,10 +142,11 @@ def test_batch_norm_momentum_none_is_a_cumulative_average():
         bn(x)
     n = len(X2)
     np.testing.assert_allclose(bn.running_mean, np.mean([x.mean(0) for x in batches], 0),
-                               rtol=1e-12)
+                               rtol=1e-12, atol=1e-12)
     # (the first batch, at factor 1 / 1, replaces the initial statistics whole)
     np.testing.assert_allclose(bn.running_var, np.mean([x.var(0) * n / (n - 1)
-                                                        for x in batches], 0), rtol=1e-12)
+                                                        for x in batches], 0),
+                               rtol=1e-12, atol=1e-12)
     assert bn.num_batches_tracked == 3
 
 
@@ -254,7 +255,7 @@ def test_running_stats_and_weights_of_jit_model_and_jit_of_a_bound_method():
         model.eval()
         ref.eval()
         want = (ref(X2) ** 2).mean() if is_loss else ref(X2)
-        np.testing.assert_allclose(f(X2), want, rtol=1e-12)
+        np.testing.assert_allclose(f(X2), want, rtol=1e-12, atol=1e-12)
 
 
 def test_batch_of_one_in_training_is_an_error_as_in_torch():

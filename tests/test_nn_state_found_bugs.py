@@ -81,15 +81,15 @@ def test_a_custom_forward_updating_its_buffers_in_place_works_for_a_closure_mode
         want = ref(x)
         got = call(x)
         if mode != "grad":
-            np.testing.assert_allclose(got, want, rtol=1e-12)
-        np.testing.assert_allclose(m.buf, ref.buf, rtol=1e-12)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(m.buf, ref.buf, rtol=1e-12, atol=1e-12)
         assert m.count == ref.count
     assert type(m.buf) is np.ndarray and type(m.count) is np.ndarray
     assert m.count.dtype == np.int64 and m.count == len(XS)
     m.eval()
     ref.eval()
     if mode != "grad":
-        np.testing.assert_allclose(call(XS[0]), ref(XS[0]), rtol=1e-12)
+        np.testing.assert_allclose(call(XS[0]), ref(XS[0]), rtol=1e-12, atol=1e-12)
     assert m.count == ref.count == len(XS)
 
 
@@ -155,8 +155,8 @@ def test_an_eager_optimizer_step_on_a_batchnorm_model_warns_nothing_and_moves_no
             h0 = model[0].weight
             model, state = opt.update(grads, state, model)
             bn = model[1]
-            np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12)
-            np.testing.assert_allclose(bn.running_var, ref.running_var, rtol=1e-12)
+            np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(bn.running_var, ref.running_var, rtol=1e-12, atol=1e-12)
             assert type(bn.num_batches_tracked) is np.ndarray
             assert bn.num_batches_tracked.dtype == np.int64 and bn.num_batches_tracked == k + 1
             assert not np.array_equal(model[0].weight, h0)      # the parameters did move
@@ -188,11 +188,11 @@ def test_jacobians_and_hessian_of_a_model_with_batchnorm_give_its_buffers_zeros(
             assert z.dtype == getattr(bn, name).dtype
     jm, jx = tracejit.jacrev(lambda m, x: m(x), argnums=(0, 1))(model, x)
     np.testing.assert_allclose(jx, np.einsum("ni,ij,nm->nimj", scale[None] * np.ones((4, 1)),
-                                             model[0].weight, np.eye(4)), rtol=1e-12)
+                                             model[0].weight, np.eye(4)), rtol=1e-12, atol=1e-12)
     H = tracejit.hessian(lambda m: (m(x) ** 2).sum())(model)
     # d2/dW2 of sum((x W^T + b - rm) * s)^2 = 2 s_i^2 x^T x on the diagonal blocks
     want_h = 2 * np.einsum("ij,i,kl->ikjl", np.eye(2), scale ** 2, x.T @ x)
-    np.testing.assert_allclose(H[0].weight[0].weight, want_h, rtol=1e-10)
+    np.testing.assert_allclose(H[0].weight[0].weight, want_h, rtol=1e-10, atol=1e-12)
     assert not H[1].num_batches_tracked[1].running_mean.any()
     assert bn.num_batches_tracked == 1                       # eval mode: untouched
 
@@ -260,12 +260,14 @@ def test_a_checkpointed_block_with_batchnorm_trains_and_updates_its_statistics_o
         want = tracejit.grad(lambda m: (m(x) ** 2).sum())(ref)
         for a, b in zip(got.parameters(), want.parameters()):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
-        np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12)
-        np.testing.assert_allclose(model[1].running_var, ref[1].running_var, rtol=1e-12)
+        np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(model[1].running_var, ref[1].running_var, rtol=1e-12,
+                                   atol=1e-12)
         assert model[1].num_batches_tracked == k + 1
     _interp(tracejit.grad(closure_loss))(x)
     ref(x)
-    np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12)
+    np.testing.assert_allclose(model[1].running_mean, ref[1].running_mean, rtol=1e-12, atol=1e-12)
     assert model[1].num_batches_tracked == 3
 
 
@@ -294,12 +296,13 @@ def test_a_jitted_method_keeps_the_users_model_object_so_eval_and_settings_reach
     h = XS[1] @ model[0].weight.T + model[0].bias
     ref(h)
     trainer.predict(XS[1])
-    np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12, atol=1e-12)
     model.eval()
-    np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12)  # no dropout
+    # no dropout
+    np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12, atol=1e-12)
     state = {k: v + 1.0 for k, v in model.state_dict().items()}
     model.load_state_dict(state)
-    np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12)
+    np.testing.assert_allclose(trainer.predict(XS[2]), model(XS[2]), rtol=1e-12, atol=1e-12)
 
 
 def test_two_models_sharing_a_batchnorm_train_in_one_module_list_and_the_error_says_so():
@@ -315,8 +318,8 @@ def test_two_models_sharing_a_batchnorm_train_in_one_module_list_and_the_error_s
     both(nn.ModuleList([a, b]), x)
     ref(x @ a[0].weight.T + a[0].bias)
     ref(x @ b[0].weight.T + b[0].bias)
-    np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12)
-    np.testing.assert_allclose(bn.running_var, ref.running_var, rtol=1e-12)
+    np.testing.assert_allclose(bn.running_mean, ref.running_mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(bn.running_var, ref.running_var, rtol=1e-12, atol=1e-12)
     assert bn.num_batches_tracked == 2
     with pytest.raises(ValueError, match=r"nn\.ModuleList\(\[a, b\]\)"):
         _interp(lambda a, b, x: a(x).sum() + b(x).sum())(a, b, x)
@@ -378,8 +381,8 @@ def test_vmap_jvp_and_scan_of_a_model_in_training_mode_say_to_call_eval():
     assert model[1].num_batches_tracked == 1
     model.eval()
     want = np.stack([model(x) for x in xs])
-    np.testing.assert_allclose(calls[0](), want, rtol=1e-12)
-    np.testing.assert_allclose(calls[3](), want, rtol=1e-12)
+    np.testing.assert_allclose(calls[0](), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(calls[3](), want, rtol=1e-12, atol=1e-12)
 
 
 def test_closure_model_with_custom_buffer_updates_and_batchnorm_matches_torch():
