@@ -77,7 +77,7 @@ def _machine(t: _Target):
     return tm
 
 
-_LARGE32_VECTORS = "32_large_v"      # mathlib.large32_name(...) + "_v{lanes}"
+_LARGE32_VECTORS = "32_large_v"      # trig_large_arguments.large32_name(...) + "_v{lanes}"
 
 
 def optimized(ir_text: str, speed: int = 3):
