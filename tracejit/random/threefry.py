@@ -25,6 +25,7 @@ import numpy as np
 
 from ..ir import dtypes as ir_dtypes
 from ..tracer import Tracer
+from ..tracer.errors import numpy_error
 from ..tracer.numpy.shapes import iota as _traced_iota
 
 _U32 = np.uint32
@@ -182,7 +183,9 @@ def split(key, num=2):
     shape = _shape(num)
     n = math.prod(shape)
     if n >= 2 ** 32:
-        raise NotImplementedError("split into 2**32 keys or more")
+        raise numpy_error(ValueError, f"random.split into {n} keys: the counters are 32-bit, "
+                          "so at most 2**32 - 1 keys a split",
+                          "split in stages: split(key, m), then split each of those")
     b0, b1 = _split_words(key, n)
     return np.stack([b0, b1], axis=-1).reshape(*shape, 2)
 
@@ -234,7 +237,9 @@ def random_bits(key, bit_width, shape):
     if n == 0:
         return np.zeros(shape, dtype)
     if n >= 2 ** 32:
-        raise NotImplementedError("a draw of 2**32 numbers or more")
+        raise numpy_error(ValueError, f"a random draw of {n} numbers: the counters are "
+                          "32-bit, so at most 2**32 - 1 numbers a draw",
+                          "draw in parts from keys split off this one (random.split)")
     k1, k2 = _words(key)
     like = _traced(k1, k2)
     if _PARTITIONABLE[0]:
