@@ -1,7 +1,8 @@
 """Automatic differentiation as IR -> IR transforms (reverse.py, forward.py), with per-op rules
 (partials.py for elementwise math, vjp_rules.py, jvp_rules.py) and the public API (api.py)."""
 from . import control_rules, linalg_rules  # register control flow's and linear algebra's
-from .api import grad, jvp, value_and_grad, vjp
+from .api import grad, value_and_grad, vjp
+from .forward_api import jvp
 from .jacobians import hessian, jacfwd, jacrev
 from .checkpoint import checkpoint
 from .custom import custom_vjp

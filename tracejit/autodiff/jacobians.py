@@ -8,7 +8,8 @@ import numpy as np
 from ..tracer.errors import call_error
 from ..tracer.pytree import flatten, flatten_with_paths, state_leaves, unflatten
 from ..tracer.trace_function import _rename
-from .api import _arg_names, _callable, _check_float, jvp, vjp
+from .api import _arg_names, _callable, _check_float, vjp
+from .forward_api import jvp
 
 
 def _check_float_arg(fn, args, argnum, what):
